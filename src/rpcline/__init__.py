@@ -1,0 +1,91 @@
+"""rpcline: classify one line of JSON-RPC 2.0 / MCP input, fast and by the rules.
+
+``parse(line)`` returns a ``Request``, a ``Notification``, a ``ClientResponse`` or a
+``Refused`` carrying the protocol error to answer with. The Cython core is used when it
+was built; ``RPCLINE_NO_EXTENSIONS=1`` (or a missing extension) selects the pure-Python
+twin, which behaves identically.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Literal
+
+from rpcline._message_py import Incoming, RequestId
+
+__all__ = (
+    "IMPLEMENTATION",
+    "ClientResponse",
+    "Incoming",
+    "InvalidParams",
+    "InvalidRequest",
+    "Notification",
+    "ParseError",
+    "ProtocolError",
+    "Refused",
+    "Request",
+    "RequestId",
+    "error_response",
+    "id_json",
+    "parse",
+)
+
+try:
+    __version__ = version("rpcline")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0+unknown"
+
+NO_EXTENSIONS = bool(os.environ.get("RPCLINE_NO_EXTENSIONS"))
+
+IMPLEMENTATION: Literal["cython", "python"]
+
+if TYPE_CHECKING or NO_EXTENSIONS:
+    from rpcline._message_py import (
+        ClientResponse,
+        InvalidParams,
+        InvalidRequest,
+        Notification,
+        ParseError,
+        ProtocolError,
+        Refused,
+        Request,
+        error_response,
+        id_json,
+        parse,
+    )
+
+    IMPLEMENTATION = "python"
+else:
+    try:
+        from rpcline._message_c import (
+            ClientResponse,
+            InvalidParams,
+            InvalidRequest,
+            Notification,
+            ParseError,
+            ProtocolError,
+            Refused,
+            Request,
+            error_response,
+            id_json,
+            parse,
+        )
+
+        IMPLEMENTATION = "cython"
+    except ImportError:  # pragma: no cover - the extension was not built here
+        from rpcline._message_py import (
+            ClientResponse,
+            InvalidParams,
+            InvalidRequest,
+            Notification,
+            ParseError,
+            ProtocolError,
+            Refused,
+            Request,
+            error_response,
+            id_json,
+            parse,
+        )
+
+        IMPLEMENTATION = "python"

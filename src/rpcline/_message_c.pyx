@@ -1,0 +1,450 @@
+# cython: language_level=3, freethreading_compatible=True
+"""The Cython core: the card's nine rules on the object ``orjson.loads`` returns.
+
+It mirrors ``_message_py.py`` function by function and rule by rule; that module is the
+typing source and documents the behaviour. Here the rules run on exact-type checks and
+borrowed dictionary look-ups, and results come from freelists, so that ``parse`` costs
+little more than the decoder it wraps.
+"""
+
+cimport cython
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_Next
+from cpython.object cimport PyObject
+from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_READ_CHAR
+from libc.string cimport memcmp
+
+import orjson
+
+from rpcline._message_py import (
+    BAD_ID,
+    BAD_JSONRPC,
+    BAD_METHOD,
+    BAD_PARAMS,
+    BATCHING,
+    NOT_AN_OBJECT,
+    UNEXPECTED_CHARACTER,
+)
+
+cdef extern from "Python.h":
+    bint PyDict_CheckExact(object)
+    bint PyList_CheckExact(object)
+    bint PyLong_CheckExact(object)
+    bint PyUnicode_CheckExact(object)
+    bint PyUnicode_CheckExact_ptr "PyUnicode_CheckExact"(PyObject*)
+    bint PyLong_CheckExact_ptr "PyLong_CheckExact"(PyObject*)
+    bint PyDict_CheckExact_ptr "PyDict_CheckExact"(PyObject*)
+    bint PyUnicode_IS_COMPACT_ASCII(object)
+
+cdef object _loads = orjson.loads
+cdef object _DecodeError = orjson.JSONDecodeError
+
+
+cdef inline bint _same(object a, object b):
+    # Records compare fields with their types: 1 and True, or 1 and 1.0, are not one id.
+    return type(a) is type(b) and a == b
+
+
+cdef class ProtocolError:
+    """A JSON-RPC protocol error: a value to answer with, not an exception."""
+
+    cdef readonly str reason
+    __match_args__ = ("reason",)
+
+    def __init__(self, str reason):
+        if type(self) is ProtocolError:
+            raise TypeError("ProtocolError is abstract; use one of its subclasses")
+        self.reason = reason
+
+    def to_json(self):
+        """The JSON-RPC ``error`` member: ``{"code": …, "message": …, "data": reason}``."""
+        return {"code": self.code, "message": self.message, "data": self.reason}
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.reason == (<ProtocolError>other).reason
+
+    def __hash__(self):
+        return hash((type(self), self.reason))
+
+    def __repr__(self):
+        return f"{type(self).__name__}(reason={self.reason!r})"
+
+    def __reduce__(self):
+        return (type(self), (self.reason,))
+
+
+@cython.final
+@cython.freelist(8)
+cdef class ParseError(ProtocolError):
+    code = -32700
+    message = "Parse error"
+
+
+@cython.final
+@cython.freelist(8)
+cdef class InvalidRequest(ProtocolError):
+    code = -32600
+    message = "Invalid Request"
+
+
+@cython.final
+@cython.freelist(8)
+cdef class InvalidParams(ProtocolError):
+    code = -32602
+    message = "Invalid params"
+
+
+@cython.final
+@cython.freelist(64)
+cdef class Request:
+    """A call to answer: ``id`` is the exact decoded ``int`` or ``str``."""
+
+    cdef readonly object id
+    cdef readonly str method
+    cdef readonly dict params
+    __match_args__ = ("id", "method", "params")
+
+    def __init__(self, id, str method, dict params):
+        self.id = id
+        self.method = method
+        self.params = params
+
+    def __eq__(self, other):
+        if type(other) is not Request:
+            return NotImplemented
+        cdef Request that = <Request>other
+        return (_same(self.id, that.id) and self.method == that.method
+                and self.params == that.params)
+
+    def __hash__(self):
+        return hash((Request, self.id, self.method, self.params))
+
+    def __repr__(self):
+        return f"Request(id={self.id!r}, method={self.method!r}, params={self.params!r})"
+
+    def __reduce__(self):
+        return (Request, (self.id, self.method, self.params))
+
+
+@cython.final
+@cython.freelist(64)
+cdef class Notification:
+    """A message never answered; ``params`` is ``{}`` when absent or not an object."""
+
+    cdef readonly str method
+    cdef readonly dict params
+    __match_args__ = ("method", "params")
+
+    def __init__(self, str method, dict params):
+        self.method = method
+        self.params = params
+
+    def __eq__(self, other):
+        if type(other) is not Notification:
+            return NotImplemented
+        cdef Notification that = <Notification>other
+        return self.method == that.method and self.params == that.params
+
+    def __hash__(self):
+        return hash((Notification, self.method, self.params))
+
+    def __repr__(self):
+        return f"Notification(method={self.method!r}, params={self.params!r})"
+
+    def __reduce__(self):
+        return (Notification, (self.method, self.params))
+
+
+@cython.final
+@cython.freelist(64)
+cdef class ClientResponse:
+    """A response (it has ``result`` or ``error``); ``id`` is ``None`` when absent."""
+
+    cdef readonly object id
+    cdef readonly dict body
+    __match_args__ = ("id", "body")
+
+    def __init__(self, id, dict body):
+        self.id = id
+        self.body = body
+
+    def __eq__(self, other):
+        if type(other) is not ClientResponse:
+            return NotImplemented
+        cdef ClientResponse that = <ClientResponse>other
+        return _same(self.id, that.id) and self.body == that.body
+
+    def __hash__(self):
+        return hash((ClientResponse, self.id, self.body))
+
+    def __repr__(self):
+        return f"ClientResponse(id={self.id!r}, body={self.body!r})"
+
+    def __reduce__(self):
+        return (ClientResponse, (self.id, self.body))
+
+
+@cython.final
+@cython.freelist(16)
+cdef class Refused:
+    """A line that breaks the protocol, with the error to answer and the id to answer it with."""
+
+    cdef readonly object id
+    cdef readonly ProtocolError error
+    __match_args__ = ("id", "error")
+
+    def __init__(self, id, ProtocolError error not None):
+        self.id = id
+        self.error = error
+
+    def __eq__(self, other):
+        if type(other) is not Refused:
+            return NotImplemented
+        cdef Refused that = <Refused>other
+        return _same(self.id, that.id) and self.error == that.error
+
+    def __hash__(self):
+        return hash((Refused, self.id, self.error))
+
+    def __repr__(self):
+        return f"Refused(id={self.id!r}, error={self.error!r})"
+
+    def __reduce__(self):
+        return (Refused, (self.id, self.error))
+
+
+# Constructors that skip __init__'s argument parsing: the hot path builds results here.
+
+cdef inline Request _request(object id, str method, dict params):
+    cdef Request r = Request.__new__(Request)
+    r.id = id
+    r.method = method
+    r.params = params
+    return r
+
+
+cdef inline Notification _notification(str method, dict params):
+    cdef Notification n = Notification.__new__(Notification)
+    n.method = method
+    n.params = params
+    return n
+
+
+cdef inline ClientResponse _response(object id, dict body):
+    cdef ClientResponse c = ClientResponse.__new__(ClientResponse)
+    c.id = id
+    c.body = body
+    return c
+
+
+cdef Refused _refused(object id, ProtocolError error):
+    cdef Refused r = Refused.__new__(Refused)
+    r.id = id
+    r.error = error
+    return r
+
+
+cdef Refused _parse_error(str reason):
+    cdef ParseError e = ParseError.__new__(ParseError)
+    e.reason = reason
+    return _refused(None, e)
+
+
+cdef Refused _invalid_request(object id, str reason):
+    cdef InvalidRequest e = InvalidRequest.__new__(InvalidRequest)
+    e.reason = reason
+    return _refused(id, e)
+
+
+cdef Refused _invalid_params(object id, str reason):
+    cdef InvalidParams e = InvalidParams.__new__(InvalidParams)
+    e.reason = reason
+    return _refused(id, e)
+
+
+def parse(line):
+    """Classify one line; never raises for text or bytes, ``TypeError`` for anything else."""
+    cdef type kind = type(line)
+    if kind is not bytes and kind is not str:
+        line = _decodable(line)
+    cdef Py_ssize_t stray_at = _stray_position(line)
+    if stray_at >= 0:
+        return _parse_error(UNEXPECTED_CHARACTER.format(column=stray_at + 1, char=stray_at))
+    # Step 1: decode; failure is Refused(None, ParseError(reason)).
+    try:
+        message = _loads(line)
+    except _DecodeError as error:
+        return _parse_error(str(error))
+    return _classify(message)
+
+
+# The top-level members the rules read, found in one pass over the object.
+cdef enum Member:
+    OTHER, ID, JSONRPC, METHOD, PARAMS, RESULT, ERROR
+
+
+cdef inline Member _member(PyObject* key) noexcept:
+    if not PyUnicode_CheckExact_ptr(key) or not PyUnicode_IS_COMPACT_ASCII(<object>key):
+        return OTHER
+    cdef Py_ssize_t size = PyUnicode_GET_LENGTH(<object>key)
+    cdef const char* name = <const char*>PyUnicode_DATA(<object>key)
+    if size == 2:
+        return ID if memcmp(name, b"id", 2) == 0 else OTHER
+    if size == 6:
+        if memcmp(name, b"method", 6) == 0:
+            return METHOD
+        if memcmp(name, b"params", 6) == 0:
+            return PARAMS
+        return RESULT if memcmp(name, b"result", 6) == 0 else OTHER
+    if size == 7:
+        return JSONRPC if memcmp(name, b"jsonrpc", 7) == 0 else OTHER
+    if size == 5:
+        return ERROR if memcmp(name, b"error", 5) == 0 else OTHER
+    return OTHER
+
+
+cdef inline bint _is_version_2_0(PyObject* value) noexcept:
+    if not PyUnicode_CheckExact_ptr(value) or not PyUnicode_IS_COMPACT_ASCII(<object>value):
+        return False
+    return (PyUnicode_GET_LENGTH(<object>value) == 3
+            and memcmp(PyUnicode_DATA(<object>value), b"2.0", 3) == 0)
+
+
+cdef object _classify(object message):
+    """Steps 2 to 9 of the card, on an object as ``orjson.loads`` returns it."""
+    if not PyDict_CheckExact(message):
+        # Step 2: a JSON array is a batch, which MCP does not have.
+        if PyList_CheckExact(message):
+            return _invalid_request(None, BATCHING)
+        # Step 3: any other non-object.
+        return _invalid_request(None, NOT_AN_OBJECT)
+    # One pass over the members instead of a hash look-up per rule: keys are unique, so
+    # this finds what dict.get finds in the twin, with borrowed references.
+    cdef PyObject* found_id = NULL
+    cdef PyObject* jsonrpc = NULL
+    cdef PyObject* method = NULL
+    cdef PyObject* found_params = NULL
+    cdef bint has_outcome = False
+    cdef Py_ssize_t position = 0
+    cdef PyObject* key
+    cdef PyObject* value
+    cdef Member member
+    while PyDict_Next(message, &position, &key, &value):
+        member = _member(key)
+        if member == ID:
+            found_id = value
+        elif member == JSONRPC:
+            jsonrpc = value
+        elif member == METHOD:
+            method = value
+        elif member == PARAMS:
+            found_params = value
+        elif member == RESULT or member == ERROR:
+            has_outcome = True
+    # Step 4: an id, when present, is an exact int or str (bool, float and null are not).
+    cdef object id = None
+    if found_id is not NULL:
+        if not (PyLong_CheckExact_ptr(found_id) or PyUnicode_CheckExact_ptr(found_id)):
+            return _invalid_request(None, BAD_ID)
+        id = <object>found_id
+    # Step 5: jsonrpc is exactly the string "2.0".
+    if jsonrpc is NULL or not _is_version_2_0(jsonrpc):
+        return _invalid_request(id, BAD_JSONRPC)
+    # Step 6: no method member, but a result or an error: a response.
+    if method is NULL and has_outcome:
+        return _response(id, <dict>message)
+    # Step 7: method is a string.
+    if method is NULL or not PyUnicode_CheckExact_ptr(method):
+        return _invalid_request(id, BAD_METHOD)
+    # Step 8: params, when present, is an object; a notification is never answered.
+    cdef dict params
+    if found_params is not NULL and PyDict_CheckExact_ptr(found_params):
+        params = <dict>found_params
+    elif found_params is not NULL and id is not None:
+        return _invalid_params(id, BAD_PARAMS)
+    else:
+        params = {}
+    # Step 9: with an id a request, without one a notification.
+    if id is None:
+        return _notification(<str>method, params)
+    return _request(id, <str>method, params)
+
+
+cdef object _decodable(object line):
+    """Hand the decoder a type it accepts: base types for subclasses, contiguous views."""
+    if isinstance(line, memoryview):
+        return line if (<memoryview>line).c_contiguous else (<memoryview>line).tobytes()
+    if type(line) is bytearray:
+        return line
+    if isinstance(line, (bytearray, bytes)):
+        return bytes(line)
+    if isinstance(line, str):
+        return str.__str__(line)
+    raise TypeError(
+        f"parse() takes str, bytes, bytearray or memoryview, not {type(line).__name__}"
+    )
+
+
+cdef inline bint _json_start(Py_UCS4 code) noexcept:
+    # The ASCII codes that can start a JSON text (LF too: the decoder counts its lines).
+    return (code == ord('{') or code == ord('[') or code == ord('"') or code == ord('-')
+            or (ord('0') <= code <= ord('9')) or code == ord('t') or code == ord('f') or code == ord('n')
+            or code == ord('\n') or code >= 0x80)
+
+
+cdef Py_ssize_t _stray_position(object line) except -2:
+    """The offset of a first character that cannot start JSON, or -1 to ask the decoder."""
+    cdef Py_ssize_t position
+    cdef Py_UCS4 code
+    cdef Py_buffer buffer
+    if type(line) is str:
+        for position in range(PyUnicode_GET_LENGTH(line)):
+            code = PyUnicode_READ_CHAR(line, position)
+            if code == ord(' ') or code == ord('\t') or code == ord('\r'):
+                continue
+            return -1 if _json_start(code) else position
+        return -1
+    if type(line) is bytes:
+        return _stray_byte_position(<const unsigned char*>PyBytes_AS_STRING(line),
+                                    PyBytes_GET_SIZE(line))
+    # a bytearray or a contiguous memoryview (_decodable saw to that)
+    PyObject_GetBuffer(line, &buffer, PyBUF_SIMPLE)
+    try:
+        return _stray_byte_position(<const unsigned char*>buffer.buf, buffer.len)
+    finally:
+        PyBuffer_Release(&buffer)
+
+
+cdef inline Py_ssize_t _stray_byte_position(const unsigned char* data, Py_ssize_t size) noexcept:
+    cdef Py_ssize_t position
+    cdef unsigned char code
+    for position in range(size):
+        code = data[position]
+        if code == ord(' ') or code == ord('\t') or code == ord('\r'):
+            continue
+        return -1 if _json_start(code) else position
+    return -1
+
+
+def id_json(id):
+    """The JSON value to echo for an id: the exact ``int`` or ``str`` (a ``bool`` is none)."""
+    if PyLong_CheckExact(id) or PyUnicode_CheckExact(id):
+        return id
+    raise TypeError(f"a request id is an int or a str, not {type(id).__name__}")
+
+
+def error_response(refused):
+    """The compact JSON-RPC error response for a refusal; ``"id": null`` when it has none."""
+    if type(refused) is not Refused:
+        raise TypeError(f"error_response() takes a Refused, not {type(refused).__name__}")
+    cdef Refused r = <Refused>refused
+    return orjson.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": None if r.id is None else id_json(r.id),
+            "error": r.error.to_json(),
+        }
+    )

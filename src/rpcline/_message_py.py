@@ -1,0 +1,294 @@
+"""The pure-Python twin of ``_message_c.pyx``: the card's nine rules, same names, same order.
+
+It is the typing source for the facade and the fallback where the extension is absent.
+Result objects are tuple subclasses: ``tuple.__new__`` is the cheapest immutable object
+CPython can build from Python code, and this module is judged on speed too.
+"""
+
+from __future__ import annotations
+
+from operator import itemgetter
+from typing import Any, ClassVar, Final, TypeAlias
+
+import orjson
+
+__all__ = (
+    "ClientResponse",
+    "Incoming",
+    "InvalidParams",
+    "InvalidRequest",
+    "Notification",
+    "ParseError",
+    "ProtocolError",
+    "Refused",
+    "Request",
+    "RequestId",
+    "error_response",
+    "id_json",
+    "parse",
+)
+
+RequestId: TypeAlias = int | str
+
+# The reasons a refusal names; both implementations use these exact texts.
+NOT_AN_OBJECT: Final = "a message must be a JSON object"
+BATCHING: Final = "batching is not supported"
+BAD_ID: Final = "id must be an integer or a string"
+BAD_JSONRPC: Final = 'jsonrpc must be "2.0"'
+BAD_METHOD: Final = "method must be a string"
+BAD_PARAMS: Final = "params must be an object"
+# orjson's own wording, so the cheap stray-line check and the decoder agree.
+UNEXPECTED_CHARACTER: Final = (
+    "unexpected character, expected a JSON value: line 1 column {column} (char {char})"
+)
+
+# The ASCII codes that can start a JSON text; a line starting with another one (a log
+# line, a shell prompt) is refused without paying for the decoder's exception.
+_JSON_START: Final = frozenset(b'{["-0123456789tfn\n')
+_LEADING_SPACE: Final = frozenset(b" \t\r")
+
+_new = tuple.__new__
+_loads = orjson.loads
+_DecodeError = orjson.JSONDecodeError
+
+
+class _Record(tuple):  # type: ignore[type-arg]
+    """An immutable record: equal only to a record of the same class with equal fields."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return tuple(map(_typed, self)) == tuple(map(_typed, other))  # type: ignore[arg-type]
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash((type(self), tuple.__hash__(self)))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={v!r}" for n, v in zip(self.__match_args__, self))
+        return f"{type(self).__name__}({fields})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), tuple(self))
+
+    __match_args__: ClassVar[tuple[str, ...]] = ()
+
+
+def _typed(value: object) -> object:
+    # 1 and "1" differ anyway; this keeps 1 apart from True and 1.0 where records compare.
+    return (type(value), value)
+
+
+class ProtocolError(_Record):
+    """A JSON-RPC protocol error: a value to answer with, not an exception."""
+
+    __slots__ = ()
+    __match_args__ = ("reason",)
+    code: ClassVar[int]
+    message: ClassVar[str]
+
+    def __new__(cls, reason: str) -> ProtocolError:
+        if cls is ProtocolError:
+            raise TypeError("ProtocolError is abstract; use one of its subclasses")
+        return _new(cls, (reason,))
+
+    reason: str = property(itemgetter(0))  # type: ignore[assignment]
+
+    def to_json(self) -> dict[str, object]:
+        """The JSON-RPC ``error`` member: ``{"code": …, "message": …, "data": reason}``."""
+        return {"code": self.code, "message": self.message, "data": self[0]}
+
+
+class ParseError(ProtocolError):
+    __slots__ = ()
+    code = -32700
+    message = "Parse error"
+
+
+class InvalidRequest(ProtocolError):
+    __slots__ = ()
+    code = -32600
+    message = "Invalid Request"
+
+
+class InvalidParams(ProtocolError):
+    __slots__ = ()
+    code = -32602
+    message = "Invalid params"
+
+
+class Request(_Record):
+    """A call to answer: ``id`` is the exact decoded ``int`` or ``str``."""
+
+    __slots__ = ()
+    __match_args__ = ("id", "method", "params")
+
+    def __new__(cls, id: RequestId, method: str, params: dict[str, Any]) -> Request:
+        return _new(cls, (id, method, params))
+
+    id: RequestId = property(itemgetter(0))  # type: ignore[assignment]
+    method: str = property(itemgetter(1))  # type: ignore[assignment]
+    params: dict[str, Any] = property(itemgetter(2))  # type: ignore[assignment]
+
+
+class Notification(_Record):
+    """A message never answered; ``params`` is ``{}`` when absent or not an object."""
+
+    __slots__ = ()
+    __match_args__ = ("method", "params")
+
+    def __new__(cls, method: str, params: dict[str, Any]) -> Notification:
+        return _new(cls, (method, params))
+
+    method: str = property(itemgetter(0))  # type: ignore[assignment]
+    params: dict[str, Any] = property(itemgetter(1))  # type: ignore[assignment]
+
+
+class ClientResponse(_Record):
+    """A response (it has ``result`` or ``error``); ``id`` is ``None`` when absent."""
+
+    __slots__ = ()
+    __match_args__ = ("id", "body")
+
+    def __new__(cls, id: RequestId | None, body: dict[str, Any]) -> ClientResponse:
+        return _new(cls, (id, body))
+
+    id: RequestId | None = property(itemgetter(0))  # type: ignore[assignment]
+    body: dict[str, Any] = property(itemgetter(1))  # type: ignore[assignment]
+
+
+class Refused(_Record):
+    """A line that breaks the protocol, with the error to answer and the id to answer it with."""
+
+    __slots__ = ()
+    __match_args__ = ("id", "error")
+
+    def __new__(cls, id: RequestId | None, error: ProtocolError) -> Refused:
+        return _new(cls, (id, error))
+
+    id: RequestId | None = property(itemgetter(0))  # type: ignore[assignment]
+    error: ProtocolError = property(itemgetter(1))  # type: ignore[assignment]
+
+
+Incoming: TypeAlias = Request | Notification | ClientResponse | Refused
+
+_ABSENT: Final = object()
+
+
+def parse(line: str | bytes | bytearray | memoryview) -> Incoming:
+    """Classify one line; never raises for text or bytes, ``TypeError`` for anything else."""
+    # An object's opening brace is checked here, not in _stray_position: in Python a
+    # function call costs more than the whole check, and almost every line starts so.
+    kind = type(line)
+    if kind is bytes:
+        opens_object = line[:1] == b"{"
+    elif kind is str:
+        opens_object = line[:1] == "{"
+    else:
+        line = _decodable(line)
+        opens_object = False
+    if not opens_object:
+        stray_at = _stray_position(line)
+        if stray_at >= 0:
+            reason = UNEXPECTED_CHARACTER.format(column=stray_at + 1, char=stray_at)
+            return _new(Refused, (None, _new(ParseError, (reason,))))
+    # Step 1: decode; failure is Refused(None, ParseError(reason)).
+    try:
+        message = _loads(line)
+    except _DecodeError as error:
+        return _new(Refused, (None, _new(ParseError, (str(error),))))
+    return _classify(message)
+
+
+def _classify(message: object) -> Incoming:
+    """Steps 2 to 9 of the card, on an object as ``orjson.loads`` returns it."""
+    if type(message) is not dict:
+        # Step 2: a JSON array is a batch, which MCP does not have.
+        if type(message) is list:
+            return _new(Refused, (None, _new(InvalidRequest, (BATCHING,))))
+        # Step 3: any other non-object.
+        return _new(Refused, (None, _new(InvalidRequest, (NOT_AN_OBJECT,))))
+    # Step 4: an id, when present, is an exact int or str (bool, float and null are not).
+    id = message.get("id", _ABSENT)
+    if id is _ABSENT:
+        id = None
+    elif type(id) is not int and type(id) is not str:
+        return _new(Refused, (None, _new(InvalidRequest, (BAD_ID,))))
+    # Step 5: jsonrpc is exactly the string "2.0".
+    if message.get("jsonrpc") != "2.0":  # the decoder makes no str subclasses
+        return _new(Refused, (id, _new(InvalidRequest, (BAD_JSONRPC,))))
+    # Step 6: no method member, but a result or an error: a response.
+    method = message.get("method", _ABSENT)
+    if method is _ABSENT and ("result" in message or "error" in message):
+        return _new(ClientResponse, (id, message))
+    # Step 7: method is a string.
+    if type(method) is not str:
+        return _new(Refused, (id, _new(InvalidRequest, (BAD_METHOD,))))
+    # Step 8: params, when present, is an object; a notification is never answered.
+    params = message.get("params", _ABSENT)
+    if type(params) is not dict:
+        if params is not _ABSENT and id is not None:
+            return _new(Refused, (id, _new(InvalidParams, (BAD_PARAMS,))))
+        params = {}
+    # Step 9: with an id a request, without one a notification.
+    if id is None:
+        return _new(Notification, (method, params))
+    return _new(Request, (id, method, params))
+
+
+def _decodable(line: object) -> str | bytes | bytearray | memoryview:
+    """Hand the decoder a type it accepts: base types for subclasses, contiguous views."""
+    if isinstance(line, memoryview):
+        return line if line.c_contiguous else line.tobytes()
+    if type(line) is bytearray:
+        return line
+    if isinstance(line, bytearray | bytes):
+        return bytes(line)
+    if isinstance(line, str):
+        return str.__str__(line)
+    raise TypeError(
+        f"parse() takes str, bytes, bytearray or memoryview, not {type(line).__name__}"
+    )
+
+
+def _stray_position(line: str | bytes | bytearray | memoryview) -> int:
+    """The offset of a first character that cannot start JSON, or -1 to ask the decoder.
+
+    Only an ASCII character after spaces, tabs and CRs is judged, so the position and the
+    reason are exactly the decoder's; anything else (LF included) goes to the decoder.
+    """
+    if type(line) is str:
+        units: Any = map(ord, line)
+    else:
+        units = line.cast("B") if type(line) is memoryview else line
+    for position, code in enumerate(units):
+        if code in _LEADING_SPACE:
+            continue
+        return -1 if code in _JSON_START or code >= 0x80 else position
+    return -1
+
+
+def id_json(id: object) -> RequestId:
+    """The JSON value to echo for an id: the exact ``int`` or ``str`` (a ``bool`` is none)."""
+    if type(id) is int or type(id) is str:
+        return id  # type: ignore[return-value]
+    raise TypeError(f"a request id is an int or a str, not {type(id).__name__}")
+
+
+def error_response(refused: Refused) -> bytes:
+    """The compact JSON-RPC error response for a refusal; ``"id": null`` when it has none."""
+    if type(refused) is not Refused:
+        raise TypeError(f"error_response() takes a Refused, not {type(refused).__name__}")
+    id = refused[0]
+    return orjson.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": None if id is None else id_json(id),
+            "error": refused[1].to_json(),
+        }
+    )
