@@ -32,7 +32,7 @@ def extensions():
             extra_compile_args=compile_args,
             define_macros=macros,
         )
-        for name in ("_message_c",)
+        for name in ("_message_c", "_stream_c")
     ]
     return cythonize(modules, compiler_directives={"language_level": 3, **directives})
 

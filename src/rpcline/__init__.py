@@ -26,9 +26,12 @@ __all__ = (
     "Refused",
     "Request",
     "RequestId",
+    "StreamParser",
     "error_response",
     "id_json",
     "parse",
+    "parse_lines",
+    "read_messages",
 )
 
 try:
@@ -54,6 +57,7 @@ if TYPE_CHECKING or NO_EXTENSIONS:
         id_json,
         parse,
     )
+    from rpcline._stream_py import StreamParser, parse_lines
 
     IMPLEMENTATION = "python"
 else:
@@ -71,6 +75,7 @@ else:
             id_json,
             parse,
         )
+        from rpcline._stream_c import StreamParser, parse_lines
 
         IMPLEMENTATION = "cython"
     except ImportError:  # pragma: no cover - the extension was not built here
@@ -87,5 +92,8 @@ else:
             id_json,
             parse,
         )
+        from rpcline._stream_py import StreamParser, parse_lines
 
         IMPLEMENTATION = "python"
+
+from rpcline._readers import read_messages  # noqa: E402  (built on StreamParser above)

@@ -49,7 +49,6 @@ cdef inline bint _same(object a, object b):
 cdef class ProtocolError:
     """A JSON-RPC protocol error: a value to answer with, not an exception."""
 
-    cdef readonly str reason
     __match_args__ = ("reason",)
 
     def __init__(self, str reason):
@@ -102,9 +101,6 @@ cdef class InvalidParams(ProtocolError):
 cdef class Request:
     """A call to answer: ``id`` is the exact decoded ``int`` or ``str``."""
 
-    cdef readonly object id
-    cdef readonly str method
-    cdef readonly dict params
     __match_args__ = ("id", "method", "params")
 
     def __init__(self, id, str method, dict params):
@@ -134,8 +130,6 @@ cdef class Request:
 cdef class Notification:
     """A message never answered; ``params`` is ``{}`` when absent or not an object."""
 
-    cdef readonly str method
-    cdef readonly dict params
     __match_args__ = ("method", "params")
 
     def __init__(self, str method, dict params):
@@ -163,8 +157,6 @@ cdef class Notification:
 cdef class ClientResponse:
     """A response (it has ``result`` or ``error``); ``id`` is ``None`` when absent."""
 
-    cdef readonly object id
-    cdef readonly dict body
     __match_args__ = ("id", "body")
 
     def __init__(self, id, dict body):
@@ -192,8 +184,6 @@ cdef class ClientResponse:
 cdef class Refused:
     """A line that breaks the protocol, with the error to answer and the id to answer it with."""
 
-    cdef readonly object id
-    cdef readonly ProtocolError error
     __match_args__ = ("id", "error")
 
     def __init__(self, id, ProtocolError error not None):
@@ -270,6 +260,11 @@ def parse(line):
     cdef type kind = type(line)
     if kind is not bytes and kind is not str:
         line = _decodable(line)
+    return _parse_decodable(line)
+
+
+cdef object _parse_decodable(object line):
+    """parse() for a str, bytes, bytearray or contiguous memoryview (the stream's entry)."""
     cdef Py_ssize_t stray_at = _stray_position(line)
     if stray_at >= 0:
         return _parse_error(UNEXPECTED_CHARACTER.format(column=stray_at + 1, char=stray_at))
