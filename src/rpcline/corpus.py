@@ -1,0 +1,424 @@
+"""A deterministic generator of realistic MCP traffic, for benchmarks and tests.
+
+The shapes and sizes model recorded MCP sessions: requests with ``_meta`` blocks, mostly
+small results and notifications (median about 160 bytes, tens of bytes to about 5 KB),
+medium tool lists and documents, a rare tail of 64 KiB to 1 MiB tool results, and about 3%
+of lines a peer must refuse (log output, broken JSON, rule violations). The content itself
+is made up here.
+
+The same ``(count, seed)`` gives byte-identical lines on every supported Python: only
+``random.Random`` methods whose algorithm is fixed are used (``random``, ``randrange``,
+``randint``, ``choice``, ``choices``, ``randbytes``), no float maths beyond exact
+comparisons, and no set or hash order.
+
+    python -m rpcline.corpus OUT.jsonl [--count N] [--seed S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal, TypeAlias
+
+import orjson
+
+__all__ = (
+    "DEFAULT_SEED",
+    "DEFAULT_SIZE",
+    "Kind",
+    "generate",
+    "generate_labelled",
+    "write_jsonl",
+)
+
+DEFAULT_SEED: Final = 827
+DEFAULT_SIZE: Final = 5000
+
+# What a line was generated as; ``parse`` agrees (tests/test_corpus.py checks it):
+# request -> Request, notification -> Notification, response, error and large ->
+# ClientResponse; stray (log output), malformed (not JSON) and invalid (JSON that breaks
+# the rules) -> Refused.
+Kind: TypeAlias = Literal[
+    "request", "notification", "response", "error", "large", "stray", "malformed", "invalid"
+]
+Labelled: TypeAlias = tuple[Kind, bytes]
+Json: TypeAlias = dict[str, Any]
+RequestId: TypeAlias = int | str
+
+# Mean distance in messages between two bad lines (3%) and two huge results (0.2%):
+# spacing them by a countdown keeps both rates steady even in short corpora.
+_BAD_LINE_GAP: Final = 33
+_LARGE_GAP: Final = 500
+_KIB: Final = 1024
+
+_PROTOCOL: Final = "2025-06-18"
+_CLIENTS: Final = (("orbit-cli", "0.9.3"), ("quill-ide", "1.42.0"), ("harbor-agent", "3.1.0"))
+_SERVERS: Final = (("notes-server", "1.2.0"), ("warehouse-sql", "0.7.11"), ("fs-bridge", "2.0.4"))
+# Some non-ASCII and newlines too: real tool output has both, and decoders treat them apart.
+_WORDS: Final = (
+    "the", "a", "of", "to", "and", "in", "for", "is", "on", "with", "query", "table", "row",
+    "index", "file", "cache", "token", "request", "server", "client", "stream", "schema",
+    "value", "error", "result", "update", "page", "user", "session", "build", "deploy",
+    "release", "branch", "commit", "review", "latency", "budget", "report", "summary",
+    "café", "naïve", "20 °C", "→", "✓", "done.\n", "ok.\n", "\n", "- item\n",
+)  # fmt: skip
+_NOUNS: Final = _WORDS[10:30]
+_Tool: TypeAlias = tuple[str, str, dict[str, str]]  # name, description, argument -> JSON type
+_TOOLS: Final[tuple[_Tool, ...]] = (
+    ("search_notes", "Full-text search over notes.", {"query": "string", "limit": "integer"}),
+    ("run_query", "Run a read-only SQL query.", {"sql": "string", "database": "string"}),
+    ("read_file", "Read a file from the workspace.", {"path": "string"}),
+    ("list_directory", "List a directory.", {"path": "string", "recursive": "boolean"}),
+    ("get_weather", "Current weather for a city.", {"city": "string", "units": "string"}),
+    ("create_issue", "Open an issue.", {"title": "string", "body": "string", "labels": "array"}),
+)
+# Only lines a log would start with a capital or an indent: the cheap refusal path.
+_LOG_LINES: Final = (
+    'INFO:     127.0.0.1:{n} - "POST /mcp HTTP/1.1" 200 OK',
+    "INFO Processing request of type CallToolRequest",
+    "DEBUG:mcp.server.lowlevel:Dispatching request of type ListToolsRequest id={n}",
+    "WARNING: tool run_query took {n} ms",
+    "Traceback (most recent call last):",
+    '  File "/srv/app/tools.py", line {n}, in handle',
+    "ValueError: invalid literal for int() with base 10: 'x{n}'",
+    "Server listening on stdio",
+)
+
+
+@dataclass
+class _Stream:
+    """The generator's state: the random source, counters, and the current conversation."""
+
+    rng: random.Random
+    emitted: int = 0
+    next_bad_line: int = 0
+    next_large: int = 0
+    exchanges_left: int = 0  # in this conversation
+    last_id: int = 0
+    client: tuple[str, str] = _CLIENTS[0]
+    server: tuple[str, str] = _SERVERS[0]
+    options: int = 0  # orjson options: some stacks sort keys
+    id_prefix: str | None = None  # string ids ("req-7") when set
+    stateless: bool = False  # the client repeats its identity in every request's _meta
+
+    def encode(self, message: object) -> bytes:
+        return orjson.dumps(message, option=self.options)
+
+
+def generate(count: int, seed: int = DEFAULT_SEED) -> list[bytes]:
+    """``count`` compact JSON lines (no newline) of MCP traffic, the same for the same seed."""
+    return [line for _, line in generate_labelled(count, seed)]
+
+
+def generate_labelled(count: int, seed: int = DEFAULT_SEED) -> list[Labelled]:
+    """Like ``generate``, each line paired with the kind it was generated as."""
+    if count < 0:
+        raise ValueError(f"count must be >= 0, not {count}")
+    s = _Stream(random.Random(seed))
+    s.next_bad_line = _gap(s.rng, _BAD_LINE_GAP)
+    s.next_large = _gap(s.rng, _LARGE_GAP)
+    out: list[Labelled] = []
+    while len(out) < count:
+        lines = _next_lines(s)
+        s.emitted += len(lines)
+        out.extend(lines)
+    return out[:count]
+
+
+def write_jsonl(path: str | Path, count: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED) -> None:
+    """Write ``generate(count, seed)`` to ``path``, one LF-terminated line each."""
+    Path(path).write_bytes(b"".join(line + b"\n" for line in generate(count, seed)))
+
+
+def _gap(rng: random.Random, mean: int) -> int:
+    # Uniform around the mean: a steady rate without periodic positions.
+    return rng.randint(1, 2 * mean - 1)
+
+
+def _next_lines(s: _Stream) -> list[Labelled]:
+    if s.emitted >= s.next_bad_line:
+        s.next_bad_line = s.emitted + _gap(s.rng, _BAD_LINE_GAP)
+        return [_bad_line(s)]
+    if s.exchanges_left <= 0:
+        return _begin_conversation(s)
+    s.exchanges_left -= 1
+    exchange = s.rng.choices(_EXCHANGES, _WEIGHTS)[0]
+    return exchange(s)
+
+
+# --- messages ------------------------------------------------------------------------------
+
+
+def _request(s: _Stream, method: str, params: Json | None) -> tuple[RequestId, Labelled]:
+    s.last_id += 1
+    id: RequestId = s.last_id if s.id_prefix is None else f"{s.id_prefix}{s.last_id}"
+    message: Json = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return id, ("request", s.encode(message))
+
+
+def _notification(s: _Stream, method: str, params: Json | None = None) -> Labelled:
+    message: Json = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return "notification", s.encode(message)
+
+
+def _result(s: _Stream, id: RequestId, result: Json, kind: Kind = "response") -> Labelled:
+    return kind, s.encode({"jsonrpc": "2.0", "id": id, "result": result})
+
+
+def _error(s: _Stream, id: RequestId, code: int, message: str) -> Labelled:
+    error = {"code": code, "message": message}
+    return "error", s.encode({"jsonrpc": "2.0", "id": id, "error": error})
+
+
+def _params(s: _Stream, token: int | None = None, **members: Any) -> Json | None:
+    """Request params with the ``_meta`` block clients add: a progress token, an identity."""
+    meta: Json = {} if token is None else {"progressToken": token}
+    if s.stateless:
+        meta["io.modelcontextprotocol/protocolVersion"] = _PROTOCOL
+        meta["io.modelcontextprotocol/clientInfo"] = _info(s.client)
+        meta["io.modelcontextprotocol/clientCapabilities"] = {"roots": {"listChanged": True}}
+    params: Json = {"_meta": meta} if meta else {}
+    params.update(members)
+    return params or None
+
+
+def _info(name_version: tuple[str, str]) -> Json:
+    return {"name": name_version[0], "version": name_version[1]}
+
+
+def _text(rng: random.Random, size: int) -> str:
+    # Words average about five characters with their space; slicing gives the exact length.
+    return " ".join(rng.choices(_WORDS, k=size // 5 + 1))[:size]
+
+
+def _content(rng: random.Random, size: int, text: bool, uri: str | None = None) -> Json:
+    """A tool result's content item, or a resource's contents item when ``uri`` is given."""
+    if not text:
+        data = base64.b64encode(rng.randbytes(size * 3 // 4)).decode("ascii")
+        if uri is None:
+            return {"type": "image", "mimeType": "image/png", "data": data}
+        return {"uri": uri, "mimeType": "image/png", "blob": data}
+    if uri is None:
+        return {"type": "text", "text": _text(rng, size)}
+    return {"uri": uri, "mimeType": "text/markdown", "text": _text(rng, size)}
+
+
+def _large_size(s: _Stream) -> int:
+    """64 KiB to 1 MiB, about log-uniform, when a huge result is due; else 0."""
+    if s.emitted < s.next_large:
+        return 0
+    s.next_large = s.emitted + _gap(s.rng, _LARGE_GAP)
+    base = (64 * _KIB) << s.rng.randrange(4)  # integers only: 64 KiB times 1, 2, 4 or 8
+    return base + s.rng.randrange(base)
+
+
+# --- exchanges: a request and what follows it ----------------------------------------------
+
+
+def _begin_conversation(s: _Stream) -> list[Labelled]:
+    # Each conversation has its own peers, id style, key order and _meta habits.
+    rng = s.rng
+    s.client, s.server = rng.choice(_CLIENTS), rng.choice(_SERVERS)
+    s.options = orjson.OPT_SORT_KEYS if rng.random() < 0.3 else 0
+    s.id_prefix = rng.choice(("req-", "c")) if rng.random() < 0.15 else None
+    s.stateless = rng.random() < 0.4
+    s.last_id = rng.choice((-1, 0))  # the first id is 0 or 1
+    s.exchanges_left = rng.randint(5, 60)
+    capabilities = {"roots": {"listChanged": True}, "sampling": {}, "elicitation": {}}
+    params = {"protocolVersion": _PROTOCOL, "capabilities": capabilities}
+    id, request = _request(s, "initialize", {**params, "clientInfo": _info(s.client)})
+    served = {"tools": {"listChanged": True}, "resources": {"subscribe": True}, "logging": {}}
+    result = {"protocolVersion": _PROTOCOL, "capabilities": served}
+    response = _result(s, id, {**result, "serverInfo": _info(s.server)})
+    return [request, response, _notification(s, "notifications/initialized")]
+
+
+def _tools_list(s: _Stream) -> list[Labelled]:
+    id, request = _request(s, "tools/list", _params(s))
+    # Most servers list a few tools; a few list dozens (the medium tail, up to about 5 KB).
+    count = s.rng.choice((1, 2, 3, 3, 6, 12, 20))
+    tools = [_tool_schema(_TOOLS[i % len(_TOOLS)], i // len(_TOOLS)) for i in range(count)]
+    return [request, _result(s, id, {"tools": tools})]
+
+
+def _tool_schema(tool: _Tool, version: int) -> Json:
+    name, description, arguments = tool
+    properties = {arg: {"type": t, "description": f"The {arg}."} for arg, t in arguments.items()}
+    schema = {"type": "object", "properties": properties, "required": list(arguments)[:1]}
+    name = f"{name}_v{version + 1}" if version else name
+    return {"name": name, "description": description, "inputSchema": schema}
+
+
+def _tools_call(s: _Stream) -> list[Labelled]:
+    rng = s.rng
+    name, _, arguments = rng.choice(_TOOLS)
+    values = {arg: _argument(rng, kind) for arg, kind in arguments.items()}
+    token = rng.randint(1, 99999) if rng.random() < 0.25 else None
+    id, request = _request(s, "tools/call", _params(s, token, name=name, arguments=values))
+    lines = [request, *(() if token is None else _progress(s, token))]
+    outcome = rng.random()
+    if outcome < 0.04:  # the client gave up: a cancellation, never a response
+        cancel = {"requestId": id, "reason": "user cancelled"}
+        return [*lines, _notification(s, "notifications/cancelled", cancel)]
+    if outcome < 0.08:
+        return [*lines, _error(s, id, -32602, f"Unknown tool: {name}x")]
+    if large := _large_size(s):
+        content = _content(rng, large, text=rng.random() < 0.5)
+        return [*lines, _result(s, id, {"content": [content]}, "large")]
+    size = rng.choice((12, 40, 90, 90, 160, 300, 1500))
+    content = _content(rng, rng.randint(size // 2, size), text=True)
+    return [*lines, _result(s, id, {"content": [content], "isError": outcome > 0.97})]
+
+
+def _argument(rng: random.Random, kind: str) -> Any:
+    if kind == "integer":
+        return rng.randint(1, 100)
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind == "array":
+        return rng.choices(_NOUNS, k=rng.randint(0, 3))
+    return _text(rng, rng.randint(3, 40)).strip()
+
+
+def _progress(s: _Stream, token: int) -> list[Labelled]:
+    total = s.rng.choice((2, 3, 4))
+    return [
+        _notification(s, "notifications/progress", {
+            "progressToken": token, "progress": step / total, "total": 1.0,
+        })
+        for step in range(1, s.rng.randint(1, total) + 1)
+    ]  # fmt: skip
+
+
+def _resources_read(s: _Stream) -> list[Labelled]:
+    rng = s.rng
+    uri = f"file:///workspace/{rng.choice(_NOUNS)}/{rng.randint(1, 99)}.md"
+    id, request = _request(s, "resources/read", _params(s, uri=uri))
+    if large := _large_size(s):
+        content = _content(rng, large, rng.random() < 0.5, uri)
+        return [request, _result(s, id, {"contents": [content]}, "large")]
+    text = rng.random() < 0.8
+    content = _content(rng, rng.randint(10, 600 if text else 900), text, uri)
+    return [request, _result(s, id, {"contents": [content]})]
+
+
+def _resources_list(s: _Stream) -> list[Labelled]:
+    id, request = _request(s, "resources/list", _params(s))
+    names = s.rng.choices(_NOUNS, k=s.rng.randint(0, 4))
+    resources = [{"uri": f"memo://{n}", "name": n, "mimeType": "text/plain"} for n in names]
+    return [request, _result(s, id, {"resources": resources})]
+
+
+def _prompts_get(s: _Stream) -> list[Labelled]:
+    rng = s.rng
+    language = rng.choice(("python", "rust", "go"))
+    params = _params(s, name="code_review", arguments={"language": language})
+    id, request = _request(s, "prompts/get", params)
+    text = f"Review this {language} change. " + _text(rng, rng.randint(0, 400))
+    message = {"role": "user", "content": {"type": "text", "text": text}}
+    return [request, _result(s, id, {"description": "Review code", "messages": [message]})]
+
+
+def _complete(s: _Stream) -> list[Labelled]:
+    rng = s.rng
+    argument = {"name": "language", "value": rng.choice(("p", "r", "ja"))}
+    ref = {"type": "ref/prompt", "name": "code_review"}
+    id, request = _request(s, "completion/complete", _params(s, ref=ref, argument=argument))
+    values = rng.choices(("python", "perl", "php", "rust", "ruby", "java"), k=rng.randint(0, 3))
+    completion = {"values": values, "total": len(values), "hasMore": False}
+    return [request, _result(s, id, {"completion": completion})]
+
+
+def _ping(s: _Stream) -> list[Labelled]:
+    id, request = _request(s, "ping", None)
+    return [request, _result(s, id, {})]
+
+
+def _unknown_method(s: _Stream) -> list[Labelled]:
+    id, request = _request(s, "tools/describe", _params(s, name="run_query"))
+    return [request, _error(s, id, -32601, "Method not found")]
+
+
+def _server_request(s: _Stream) -> list[Labelled]:
+    # The server asks the client for its roots, with string ids of its own.
+    id = f"srv-{s.rng.randint(1, 999)}"
+    request: Labelled = ("request", s.encode({"jsonrpc": "2.0", "id": id, "method": "roots/list"}))
+    roots = [{"uri": "file:///workspace", "name": "workspace"}][: s.rng.randint(0, 1)]
+    return [request, _result(s, id, {"roots": roots})]
+
+
+def _server_notification(s: _Stream) -> list[Labelled]:
+    rng = s.rng
+    choice = rng.randrange(4)
+    if choice == 0:
+        area = rng.choice(("tools", "resources", "prompts"))
+        return [_notification(s, f"notifications/{area}/list_changed")]
+    if choice == 1:
+        return [_notification(s, "notifications/resources/updated", {"uri": "memo://report"})]
+    level = rng.choice(("info", "debug", "warning"))
+    log = {"level": level, "logger": "tools", "data": _text(rng, rng.randint(10, 90))}
+    return [_notification(s, "notifications/message", log)]
+
+
+# Weights model the recorded mix: mostly tool calls, then reads, lists and notifications.
+_EXCHANGES: Final[tuple[Callable[[_Stream], list[Labelled]], ...]] = (
+    _tools_call, _tools_list, _resources_read, _resources_list, _prompts_get,
+    _complete, _ping, _unknown_method, _server_request, _server_notification,
+)  # fmt: skip
+_WEIGHTS: Final = (40, 6, 10, 4, 4, 3, 4, 1, 2, 8)
+
+
+# --- lines a peer must refuse --------------------------------------------------------------
+
+
+def _bad_line(s: _Stream) -> Labelled:
+    choice = s.rng.randrange(10)
+    if choice < 4:
+        log = s.rng.choice(_LOG_LINES).format(n=s.rng.randint(10, 60000))
+        return "stray", log.encode()
+    if choice < 6:
+        return "malformed", _malformed(s)
+    return "invalid", _invalid(s, choice)
+
+
+def _malformed(s: _Stream) -> bytes:
+    if s.rng.random() < 0.3:  # a Python dict printed instead of encoded
+        return f"{{'jsonrpc': '2.0', 'id': {s.last_id}, 'method': 'ping'}}".encode()
+    call = {"jsonrpc": "2.0", "id": s.last_id, "method": "tools/call", "params": {"name": "x"}}
+    text = s.encode(call).decode()
+    # A write cut short; cut the text, not the bytes, so that the line stays UTF-8.
+    return text[: s.rng.randint(1, len(text) - 1)].encode()
+
+
+def _invalid(s: _Stream, choice: int) -> bytes:
+    ping = {"jsonrpc": "2.0", "id": s.last_id, "method": "ping"}
+    if choice == 6:  # ids that are not ids
+        return s.encode({**ping, "id": s.rng.choice((True, 1.5, None, 2.0))})
+    if choice == 7:  # a batch, which MCP removed
+        return s.encode([ping, {**ping, "id": s.last_id + 1}])
+    if choice == 8:
+        return s.encode({**ping, "jsonrpc": s.rng.choice(("1.0", 2.0, None))})
+    return s.encode({**ping, "method": "tools/call", "params": ["read_file"]})
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m rpcline.corpus", description="Write generated MCP traffic as JSONL."
+    )
+    parser.add_argument("out", type=Path, help="the .jsonl file to write")
+    parser.add_argument("--count", type=int, default=DEFAULT_SIZE, help="number of lines")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    args = parser.parse_args(argv)
+    write_jsonl(args.out, args.count, args.seed)
+
+
+if __name__ == "__main__":
+    main()
