@@ -54,7 +54,8 @@ cdef class ProtocolError:
     def __init__(self, str reason):
         if type(self) is ProtocolError:
             raise TypeError("ProtocolError is abstract; use one of its subclasses")
-        self.reason = reason
+        if self.reason is None:  # immutable: a second __init__ is ignored, as for the twin's
+            self.reason = reason
 
     def to_json(self):
         """The JSON-RPC ``error`` member: ``{"code": …, "message": …, "data": reason}``."""
@@ -104,9 +105,8 @@ cdef class Request:
     __match_args__ = ("id", "method", "params")
 
     def __init__(self, id, str method, dict params):
-        self.id = id
-        self.method = method
-        self.params = params
+        if self.method is None:  # immutable: a second __init__ is ignored, as for the twin's
+            self.id, self.method, self.params = id, method, params
 
     def __eq__(self, other):
         if type(other) is not Request:
@@ -133,8 +133,8 @@ cdef class Notification:
     __match_args__ = ("method", "params")
 
     def __init__(self, str method, dict params):
-        self.method = method
-        self.params = params
+        if self.method is None:  # immutable: a second __init__ is ignored, as for the twin's
+            self.method, self.params = method, params
 
     def __eq__(self, other):
         if type(other) is not Notification:
@@ -160,8 +160,8 @@ cdef class ClientResponse:
     __match_args__ = ("id", "body")
 
     def __init__(self, id, dict body):
-        self.id = id
-        self.body = body
+        if self.body is None:  # immutable: a second __init__ is ignored, as for the twin's
+            self.id, self.body = id, body
 
     def __eq__(self, other):
         if type(other) is not ClientResponse:
@@ -187,8 +187,8 @@ cdef class Refused:
     __match_args__ = ("id", "error")
 
     def __init__(self, id, ProtocolError error not None):
-        self.id = id
-        self.error = error
+        if self.error is None:  # immutable: a second __init__ is ignored, as for the twin's
+            self.id, self.error = id, error
 
     def __eq__(self, other):
         if type(other) is not Refused:
@@ -375,7 +375,7 @@ cdef object _decodable(object line):
     if type(line) is bytearray:
         return line
     if isinstance(line, (bytearray, bytes)):
-        return bytes(line)
+        return bytes(memoryview(line))  # the buffer, not overridable methods
     if isinstance(line, str):
         return str.__str__(line)
     raise TypeError(
@@ -384,10 +384,12 @@ cdef object _decodable(object line):
 
 
 cdef inline bint _json_start(Py_UCS4 code) noexcept:
-    # The ASCII codes that can start a JSON text (LF too: the decoder counts its lines).
+    # The codes the decoder must judge: those that can start a JSON text, LF (the decoder
+    # counts lines), + and . (it words their errors otherwise) and all of non-ASCII.
     return (code == ord('{') or code == ord('[') or code == ord('"') or code == ord('-')
-            or (ord('0') <= code <= ord('9')) or code == ord('t') or code == ord('f') or code == ord('n')
-            or code == ord('\n') or code >= 0x80)
+            or (ord('0') <= code <= ord('9')) or code == ord('t') or code == ord('f')
+            or code == ord('n') or code == ord('\n') or code == ord('+') or code == ord('.')
+            or code >= 0x80)
 
 
 cdef Py_ssize_t _stray_position(object line) except -2:

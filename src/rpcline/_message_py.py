@@ -42,9 +42,10 @@ UNEXPECTED_CHARACTER: Final = (
     "unexpected character, expected a JSON value: line 1 column {column} (char {char})"
 )
 
-# The ASCII codes that can start a JSON text; a line starting with another one (a log
-# line, a shell prompt) is refused without paying for the decoder's exception.
-_JSON_START: Final = frozenset(b'{["-0123456789tfn\n')
+# The ASCII codes the decoder must judge: those that can start a JSON text, LF (the
+# decoder counts lines) and + and . (it words their errors otherwise). A line starting
+# with another one (a log line, a shell prompt) is refused without the decoder's exception.
+_JSON_START: Final = frozenset(b'{["-0123456789tfn\n+.')
 _LEADING_SPACE: Final = frozenset(b" \t\r")
 
 _new = tuple.__new__
@@ -59,7 +60,9 @@ class _Record(tuple):  # type: ignore[type-arg]
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
-            return NotImplemented
+            # False, not NotImplemented, for tuples: else tuple.__eq__ would be tried next
+            # and a record would equal the plain tuple of its fields.
+            return False if isinstance(other, tuple) else NotImplemented
         return tuple(map(_typed, self)) == tuple(map(_typed, other))  # type: ignore[arg-type]
 
     def __ne__(self, other: object) -> bool:
@@ -248,7 +251,7 @@ def _decodable(line: object) -> str | bytes | bytearray | memoryview:
     if type(line) is bytearray:
         return line
     if isinstance(line, bytearray | bytes):
-        return bytes(line)
+        return bytes(memoryview(line))  # the buffer, not overridable methods
     if isinstance(line, str):
         return str.__str__(line)
     raise TypeError(
