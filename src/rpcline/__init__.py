@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from rpcline._message_py import Incoming, RequestId
+from rpcline._message_py import RequestId
 
 __all__ = (
     "IMPLEMENTATION",
@@ -95,5 +95,8 @@ else:
         from rpcline._stream_py import StreamParser, parse_lines
 
         IMPLEMENTATION = "python"
+
+# The union of the classes in use, so isinstance() accepts what parse returns.
+Incoming: TypeAlias = Request | Notification | ClientResponse | Refused
 
 from rpcline._readers import read_messages  # noqa: E402  (built on StreamParser above)

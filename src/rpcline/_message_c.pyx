@@ -394,7 +394,7 @@ cdef inline bint _json_start(Py_UCS4 code) noexcept:
 
 cdef Py_ssize_t _stray_position(object line) except -2:
     """The offset of a first character that cannot start JSON, or -1 to ask the decoder."""
-    cdef Py_ssize_t position
+    cdef Py_ssize_t position = -1
     cdef Py_UCS4 code
     cdef Py_buffer buffer
     if type(line) is str:
@@ -402,17 +402,36 @@ cdef Py_ssize_t _stray_position(object line) except -2:
             code = PyUnicode_READ_CHAR(line, position)
             if code == ord(' ') or code == ord('\t') or code == ord('\r'):
                 continue
-            return -1 if _json_start(code) else position
+            if _json_start(code):
+                return -1
+            break
+        else:
+            return -1
+    elif type(line) is bytes:
+        position = _stray_byte_position(<const unsigned char*>PyBytes_AS_STRING(line),
+                                        PyBytes_GET_SIZE(line))
+    else:  # a bytearray or a contiguous memoryview (_decodable saw to that)
+        PyObject_GetBuffer(line, &buffer, PyBUF_SIMPLE)
+        try:
+            position = _stray_byte_position(<const unsigned char*>buffer.buf, buffer.len)
+        finally:
+            PyBuffer_Release(&buffer)
+    if position < 0 or not _is_utf8(line):
         return -1
-    if type(line) is bytes:
-        return _stray_byte_position(<const unsigned char*>PyBytes_AS_STRING(line),
-                                    PyBytes_GET_SIZE(line))
-    # a bytearray or a contiguous memoryview (_decodable saw to that)
-    PyObject_GetBuffer(line, &buffer, PyBUF_SIMPLE)
+    return position
+
+
+cdef bint _is_utf8(object line) except -1:
+    """Whether the text is valid UTF-8: the decoder checks that first, in its own words."""
+    if type(line) is memoryview:
+        line = line.tobytes()  # only stray lines get here
+    if line.isascii():
+        return True
     try:
-        return _stray_byte_position(<const unsigned char*>buffer.buf, buffer.len)
-    finally:
-        PyBuffer_Release(&buffer)
+        line.encode() if type(line) is str else line.decode()
+    except UnicodeError:
+        return False
+    return True
 
 
 cdef inline Py_ssize_t _stray_byte_position(const unsigned char* data, Py_ssize_t size) noexcept:

@@ -272,8 +272,23 @@ def _stray_position(line: str | bytes | bytearray | memoryview) -> int:
     for position, code in enumerate(units):
         if code in _LEADING_SPACE:
             continue
-        return -1 if code in _JSON_START or code >= 0x80 else position
+        if code in _JSON_START or code >= 0x80 or not _is_utf8(line):
+            return -1
+        return position
     return -1
+
+
+def _is_utf8(line: str | bytes | bytearray | memoryview) -> bool:
+    """Whether the text is valid UTF-8: the decoder checks that first, in its own words."""
+    if type(line) is memoryview:
+        line = line.tobytes()  # only stray lines get here
+    if line.isascii():
+        return True
+    try:
+        line.encode() if type(line) is str else line.decode()  # type: ignore[union-attr]
+    except UnicodeError:
+        return False
+    return True
 
 
 def id_json(id: object) -> RequestId:

@@ -1,0 +1,158 @@
+"""The ``rpcline`` facade: the public names, and which implementation it picked."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import typing
+
+import pytest
+
+import rpcline
+
+# DESIGN.md, "Public API (names are fixed)".
+CORE_NAMES = {
+    "IMPLEMENTATION",
+    "ClientResponse",
+    "Incoming",
+    "InvalidParams",
+    "InvalidRequest",
+    "Notification",
+    "ParseError",
+    "ProtocolError",
+    "Refused",
+    "Request",
+    "RequestId",
+    "error_response",
+    "id_json",
+    "parse",
+}
+# DESIGN.md, "Beyond one line": documented names that may be exported once they exist.
+LATER_NAMES = {"parse_lines", "StreamParser", "read_messages", "route", "Route"}
+# The names each implementation module provides and the facade re-exports.
+IMPLEMENTED = sorted(CORE_NAMES - {"IMPLEMENTATION", "Incoming", "RequestId"})
+RESULT_CLASSES = ("Request", "Notification", "ClientResponse", "Refused")
+
+PROBE = f"""
+import json, rpcline
+import rpcline._message_py as twin
+names = {IMPLEMENTED!r}
+report = {{"implementation": rpcline.IMPLEMENTATION,
+          "twin": all(getattr(rpcline, n) is getattr(twin, n) for n in names)}}
+try:
+    import rpcline._message_c as core
+except ImportError:
+    report["core"] = None
+else:
+    report["core"] = all(getattr(rpcline, n) is getattr(core, n) for n in names)
+print(json.dumps(report))
+"""
+
+
+def probe(tmp_path, value: str | None) -> dict:
+    """Import rpcline in a fresh interpreter with RPCLINE_NO_EXTENSIONS set to ``value``."""
+    env = {k: v for k, v in os.environ.items() if k != "RPCLINE_NO_EXTENSIONS"}
+    if value is not None:
+        env["RPCLINE_NO_EXTENSIONS"] = value
+    completed = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        env=env,
+        cwd=tmp_path,  # away from any source tree: the installed package is imported
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(completed.stdout)
+
+
+@pytest.mark.c_extension
+def test_c_extension_is_loaded():
+    # The yarl idiom: with the extension built and not disabled, the facade must use it.
+    from rpcline import _message_c
+
+    assert rpcline.IMPLEMENTATION == "cython"
+    for name in IMPLEMENTED:
+        assert getattr(rpcline, name) is getattr(_message_c, name), name
+
+
+@pytest.mark.skipif(
+    not os.environ.get("RPCLINE_NO_EXTENSIONS"), reason="RPCLINE_NO_EXTENSIONS is not set"
+)
+def test_facade_uses_the_twin_when_told():
+    from rpcline import _message_py
+
+    assert rpcline.IMPLEMENTATION == "python"
+    for name in IMPLEMENTED:
+        assert getattr(rpcline, name) is getattr(_message_py, name), name
+
+
+@pytest.mark.parametrize("value", ["1", "0", "yes"])
+def test_any_non_empty_value_forces_the_twin(tmp_path, value):
+    report = probe(tmp_path, value)
+    assert report["implementation"] == "python"
+    assert report["twin"] is True
+    assert report["core"] is not True
+
+
+@pytest.mark.c_extension
+@pytest.mark.parametrize("value", [None, ""], ids=["unset", "empty"])
+def test_cython_is_the_default(tmp_path, value):
+    report = probe(tmp_path, value)
+    assert report == {"implementation": "cython", "twin": False, "core": True}
+
+
+def test_all_lists_the_documented_names():
+    exported = list(rpcline.__all__)
+    assert len(exported) == len(set(exported)), "duplicates in __all__"
+    assert CORE_NAMES <= set(exported), CORE_NAMES - set(exported)
+    assert set(exported) <= CORE_NAMES | LATER_NAMES, set(exported) - CORE_NAMES - LATER_NAMES
+    for name in exported:
+        assert hasattr(rpcline, name), name
+
+
+def test_star_import_gives_exactly_all():
+    namespace: dict = {}
+    exec("from rpcline import *", namespace)
+    namespace.pop("__builtins__")
+    assert set(namespace) == set(rpcline.__all__)
+
+
+def test_implementation_value():
+    assert rpcline.IMPLEMENTATION in ("cython", "python")
+
+
+def test_request_id_alias():
+    assert set(typing.get_args(rpcline.RequestId)) == {int, str}
+    assert isinstance(1, rpcline.RequestId) and isinstance("1", rpcline.RequestId)
+    assert not isinstance(1.0, rpcline.RequestId)
+
+
+def test_incoming_alias_names_the_facades_classes():
+    # Incoming is Request | Notification | ClientResponse | Refused of the implementation
+    # in use, so isinstance() and runtime type checkers accept what parse returns.
+    assert set(typing.get_args(rpcline.Incoming)) == {
+        getattr(rpcline, name) for name in RESULT_CLASSES
+    }
+    for line in (
+        '{"jsonrpc":"2.0","id":1,"method":"m"}',
+        '{"jsonrpc":"2.0","method":"m"}',
+        '{"jsonrpc":"2.0","id":1,"result":{}}',
+        "INFO hello",
+    ):
+        assert isinstance(rpcline.parse(line), rpcline.Incoming), line
+
+
+def test_facade_end_to_end():
+    message = rpcline.parse(b'{"jsonrpc":"2.0","id":"a","method":"m","params":[]}\n')
+    match message:
+        case rpcline.Refused("a", rpcline.InvalidParams()):
+            reply = rpcline.error_response(message)
+        case _:
+            pytest.fail(f"unexpected {message!r}")
+    assert reply == (
+        b'{"jsonrpc":"2.0","id":"a","error":{"code":-32602,"message":"Invalid params",'
+        b'"data":"params must be an object"}}'
+    )
