@@ -1,0 +1,137 @@
+"""What the benchmarks compare and on what: contenders, workloads and the one timed loop.
+
+Shared by the pytest-benchmark suite, ``compare.py``, ``guard.py`` and the callgrind child,
+so that every measurement calls every contender through the same Python loop on the same
+lines. A contender is loaded by name and raises ``ImportError`` where it is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+Parser = Callable[[bytes], object]
+Labelled = tuple[str, bytes]  # (kind from rpcline.corpus, or "" for a file's line; line)
+
+BASELINE = "orjson.loads"
+SMALL_BYTES = 200
+WHOLE = "whole corpus"
+SMALL = f"small (<{SMALL_BYTES} B)"
+
+
+def _orjson() -> Parser:
+    import orjson
+
+    return orjson.loads
+
+
+def _rpcline_cython() -> Parser:
+    from rpcline._message_c import parse as compiled  # ImportError where not built
+
+    parse: Parser = compiled
+    return parse
+
+
+def _rpcline_python() -> Parser:
+    from rpcline._message_py import parse
+
+    return parse
+
+
+def _json_rules() -> Parser:
+    # The twin's rules after the standard library's decoder: what the Cython core and
+    # orjson buy over the obvious implementation.
+    from rpcline._message_py import _classify
+
+    loads = json.loads
+
+    def parse(line: bytes) -> object:
+        return _classify(loads(line))
+
+    return parse
+
+
+def _mcp_sdk() -> Parser:
+    # What the official SDK's stdio transport calls for every line it reads.
+    try:
+        from mcp_types.jsonrpc import jsonrpc_message_adapter  # mcp 2.x
+    except ImportError:
+        from mcp.types import jsonrpc_message_adapter  # mcp 1.x
+    validate: Parser = jsonrpc_message_adapter.validate_json
+    return validate
+
+
+CONTENDERS: dict[str, Callable[[], Parser]] = {
+    BASELINE: _orjson,
+    "rpcline-cython": _rpcline_cython,
+    "rpcline-python": _rpcline_python,
+    "json+rules": _json_rules,
+    "mcp-sdk": _mcp_sdk,
+}
+
+
+def load(name: str) -> Parser:
+    """The contender's parse function; ``ImportError`` when it is not installed or built."""
+    return CONTENDERS[name]()
+
+
+def available(names: list[str]) -> dict[str, Parser]:
+    found = {}
+    for name in names:
+        try:
+            found[name] = load(name)
+        except ImportError as error:
+            print(f"skipped {name}: {error}")
+    return found
+
+
+def run_pass(parse: Parser, lines: list[bytes]) -> None:
+    """One pass over ``lines``: the loop every contender is timed in.
+
+    Some contenders refuse a line by raising; catching costs nothing on the other lines
+    (zero-cost ``try`` since Python 3.11) and is what their callers must do anyway. Not
+    ``contextlib.suppress``: entering a context manager per line would cost more than
+    parsing a small message.
+    """
+    for line in lines:
+        try:  # noqa: SIM105 - see above
+            parse(line)
+        except Exception:
+            pass
+
+
+def load_jsonl(path: str | Path) -> list[bytes]:
+    """The non-blank lines of a ``.jsonl`` file, without their LF."""
+    return [line for line in Path(path).read_bytes().split(b"\n") if line.strip()]
+
+
+def load_corpus(path: str | Path | None = None) -> list[Labelled]:
+    """A file's lines (kind ``""``), or the generated corpus with its kinds when no path."""
+    if path is not None:
+        return [("", line) for line in load_jsonl(path)]
+    from rpcline.corpus import DEFAULT_SEED, DEFAULT_SIZE, generate_labelled
+
+    return list(generate_labelled(DEFAULT_SIZE, DEFAULT_SEED))
+
+
+# Message classes: by size for any corpus, by generated kind for the generated one.
+GROUPS: dict[str, Callable[[str, bytes], bool]] = {
+    WHOLE: lambda kind, line: True,
+    SMALL: lambda kind, line: len(line) < SMALL_BYTES,
+    "tiny notification": lambda kind, line: kind == "notification" and len(line) < 100,
+    "typical request": lambda kind, line: kind == "request",
+    "typical response": lambda kind, line: kind == "response",
+    "large tool result": lambda kind, line: kind == "large",
+    "invalid JSON": lambda kind, line: kind == "malformed",
+    "stray log line": lambda kind, line: kind == "stray",
+}
+
+
+def workloads(labelled: list[Labelled], groups: list[str] | None = None) -> dict[str, list[bytes]]:
+    """The lines of each message class that has any, in corpus order."""
+    chosen = {name: GROUPS[name] for name in groups or GROUPS}
+    found = {
+        name: [line for kind, line in labelled if test(kind, line)] for name, test in chosen.items()
+    }
+    return {name: lines for name, lines in found.items() if lines}
