@@ -24,6 +24,7 @@ from rpcline._message_py import (
     BAD_PARAMS,
     BATCHING,
     NOT_AN_OBJECT,
+    STRAY_REASONS,
     UNEXPECTED_CHARACTER,
 )
 
@@ -38,6 +39,7 @@ cdef extern from "Python.h":
     bint PyUnicode_IS_COMPACT_ASCII(object)
 
 cdef object _loads = orjson.loads
+cdef tuple _STRAY_REASONS = STRAY_REASONS
 cdef object _DecodeError = orjson.JSONDecodeError
 
 
@@ -267,7 +269,7 @@ cdef object _parse_decodable(object line):
     """parse() for a str, bytes, bytearray or contiguous memoryview (the stream's entry)."""
     cdef Py_ssize_t stray_at = _stray_position(line)
     if stray_at >= 0:
-        return _parse_error(UNEXPECTED_CHARACTER.format(column=stray_at + 1, char=stray_at))
+        return _parse_error(_stray_reason(stray_at))
     # Step 1: decode; failure is Refused(None, ParseError(reason)).
     try:
         message = _loads(line)
@@ -419,6 +421,12 @@ cdef Py_ssize_t _stray_position(object line) except -2:
     if position < 0 or not _is_utf8(line):
         return -1
     return position
+
+
+cdef str _stray_reason(Py_ssize_t position):
+    if position < len(_STRAY_REASONS):
+        return _STRAY_REASONS[position]
+    return UNEXPECTED_CHARACTER.format(column=position + 1, char=position)
 
 
 cdef bint _is_utf8(object line) except -1:

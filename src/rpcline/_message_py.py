@@ -41,6 +41,8 @@ BAD_PARAMS: Final = "params must be an object"
 UNEXPECTED_CHARACTER: Final = (
     "unexpected character, expected a JSON value: line 1 column {column} (char {char})"
 )
+# Formatting costs more than the rest of refusing a log line: the usual positions are ready.
+STRAY_REASONS: Final = tuple(UNEXPECTED_CHARACTER.format(column=i + 1, char=i) for i in range(64))
 
 # The ASCII codes the decoder must judge: those that can start a JSON text, LF (the
 # decoder counts lines) and + and . (it words their errors otherwise). A line starting
@@ -198,8 +200,7 @@ def parse(line: str | bytes | bytearray | memoryview) -> Incoming:
     if not opens_object:
         stray_at = _stray_position(line)
         if stray_at >= 0:
-            reason = UNEXPECTED_CHARACTER.format(column=stray_at + 1, char=stray_at)
-            return _new(Refused, (None, _new(ParseError, (reason,))))
+            return _new(Refused, (None, _new(ParseError, (_stray_reason(stray_at),))))
     # Step 1: decode; failure is Refused(None, ParseError(reason)).
     try:
         message = _loads(line)
@@ -276,6 +277,12 @@ def _stray_position(line: str | bytes | bytearray | memoryview) -> int:
             return -1
         return position
     return -1
+
+
+def _stray_reason(position: int) -> str:
+    if position < len(STRAY_REASONS):
+        return STRAY_REASONS[position]
+    return UNEXPECTED_CHARACTER.format(column=position + 1, char=position)
 
 
 def _is_utf8(line: str | bytes | bytearray | memoryview) -> bool:
