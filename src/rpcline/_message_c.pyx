@@ -1,4 +1,4 @@
-# cython: language_level=3, freethreading_compatible=True, binding=False
+# cython: language_level=3, binding=False
 """The Cython core: the card's nine rules on the object ``orjson.loads`` returns.
 
 It mirrors ``_message_py.py`` function by function and rule by rule; that module is the
