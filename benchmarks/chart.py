@@ -3,8 +3,8 @@
     python benchmarks/compare.py --json   # writes .benchmarks/compare.json
     python benchmarks/chart.py [RESULTS.json] [-o docs/benchmark.png]
 
-One bar per contender in each message class, on a log scale: the classes run from a few
-hundred nanoseconds (a log line) to a hundred microseconds (a 1 MB result).
+One bar per contender in each message class, on a log scale when the classes span decades
+(a few hundred nanoseconds for a log line, a hundred microseconds for a 1 MB result).
 """
 
 from __future__ import annotations
@@ -27,16 +27,21 @@ def render(report: dict[str, Any], out: Path) -> None:
     names = list(report["groups"][groups[0]]["contenders"])
     width = 0.8 / len(names)
     figure, axes = plt.subplots(figsize=(max(8.0, 1.5 * len(groups)), 5), layout="constrained")
+    every: list[float] = []
     for index, name in enumerate(names):
         costs = [
             report["groups"][g]["contenders"].get(name, {}).get("per_message", 0) for g in groups
         ]
         positions = [g + (index - (len(names) - 1) / 2) * width for g in range(len(groups))]
         axes.bar(positions, costs, width, label=name)
-    axes.set_yscale("log")
+        every += [cost for cost in costs if cost > 0]
+    # A log scale only where the costs span decades (a log line next to a 1 MB result);
+    # on a narrow range it would shrink the differences the chart is there to show.
+    scale = "log" if max(every) > 20 * min(every) else "linear"
+    axes.set_yscale(scale)
     axes.set_xticks(range(len(groups)), [_label(g, report) for g in groups], fontsize=8)
     unit = "ns" if report["mode"] == "wall-clock" else "instructions"
-    axes.set_ylabel(f"{unit} per message (log scale, lower is better)")
+    axes.set_ylabel(f"{unit} per message ({scale} scale, lower is better)")
     axes.set_title(f"{report['mode']}, {report['corpus']}, Python {report['python']}", fontsize=9)
     axes.legend(fontsize=8)
     axes.grid(axis="y", which="both", alpha=0.3)
