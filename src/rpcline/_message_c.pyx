@@ -12,6 +12,7 @@ from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_Next
 from cpython.object cimport PyObject
+from cpython.ref cimport Py_DECREF
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_READ_CHAR
 from libc.string cimport memcmp
 
@@ -37,8 +38,24 @@ cdef extern from "Python.h":
     bint PyLong_CheckExact_ptr "PyLong_CheckExact"(PyObject*)
     bint PyDict_CheckExact_ptr "PyDict_CheckExact"(PyObject*)
     bint PyUnicode_IS_COMPACT_ASCII(object)
+    ctypedef PyObject* (*PyCFunction)(PyObject*, PyObject*)
+    int METH_O
+    bint PyCFunction_Check(object)
+    int PyCFunction_GET_FLAGS(object)
+    PyCFunction PyCFunction_GET_FUNCTION(object)
+    PyObject* PyCFunction_GET_SELF(object)
+    # Returns NULL with the exception set: _parse_decodable checks it without a try block.
+    PyObject* PyObject_CallOneArg(object, object)
 
 cdef object _loads = orjson.loads
+# orjson.loads is a METH_O builtin: calling its C function directly skips the generic
+# call machinery, the largest fixed cost parse adds to the decoder (the recursion check it
+# skips guards nothing here: orjson bounds its own nesting at 1024 levels).
+cdef PyCFunction _loads_function = NULL
+cdef PyObject* _loads_self = NULL
+if PyCFunction_Check(_loads) and PyCFunction_GET_FLAGS(_loads) == METH_O:
+    _loads_function = PyCFunction_GET_FUNCTION(_loads)
+    _loads_self = PyCFunction_GET_SELF(_loads)
 cdef tuple _STRAY_REASONS = STRAY_REASONS
 cdef object _DecodeError = orjson.JSONDecodeError
 
@@ -271,11 +288,28 @@ cdef object _parse_decodable(object line):
     if stray_at >= 0:
         return _parse_error(_stray_reason(stray_at))
     # Step 1: decode; failure is Refused(None, ParseError(reason)).
+    cdef PyObject* decoded
+    if _loads_function is not NULL:
+        decoded = _loads_function(_loads_self, <PyObject*>line)
+    else:
+        decoded = PyObject_CallOneArg(_loads, line)
+    if decoded is NULL:
+        return _decode_failure()
+    message = <object>decoded
+    Py_DECREF(message)  # <object> took a reference of its own
+    return _classify(message)
+
+
+cdef object _decode_failure():
+    """The refusal for the decoder's pending exception; any other exception propagates."""
     try:
-        message = _loads(line)
+        _raise_pending()
     except _DecodeError as error:
         return _parse_error(str(error))
-    return _classify(message)
+
+
+cdef int _raise_pending() except -1:
+    return -1  # "except -1": the exception already set is raised in the caller
 
 
 # The top-level members the rules read, found in one pass over the object.
