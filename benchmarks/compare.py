@@ -107,11 +107,16 @@ def callgrind_per_pass(name: str, path: Path, passes: tuple[int, int], folder: P
 def _instructions(name: str, path: Path, passes: int, folder: Path) -> int:
     out = folder / f"callgrind.{name}.{path.stem}.{passes}.out"
     print(f"callgrind: {name} on {path.name}, {passes} passes", file=sys.stderr)
+    return count_instructions([str(CHILD), name, str(path), str(passes)], out)
+
+
+def count_instructions(script_and_args: list[str], out: Path) -> int:
+    """The instructions callgrind counts for ``python SCRIPT ARGS...``."""
     # A fixed hash seed, and no .pyc written by the first run only: both runs start alike.
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
     command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
-    command += [sys.executable, str(CHILD), name, str(path), str(passes)]
-    subprocess.run(command, env=env, check=True, capture_output=True)
+    subprocess.run([*command, sys.executable, *script_and_args], env=env, check=True,
+                   capture_output=True)
     for line in out.read_text().splitlines():
         if line.startswith(("summary:", "totals:")):
             return int(line.split()[1])
