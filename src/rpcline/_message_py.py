@@ -37,18 +37,14 @@ BAD_ID: Final = "id must be an integer or a string"
 BAD_JSONRPC: Final = 'jsonrpc must be "2.0"'
 BAD_METHOD: Final = "method must be a string"
 BAD_PARAMS: Final = "params must be an object"
-# orjson's own wording, so the cheap stray-line check and the decoder agree.
+# The Cython core refuses a line that cannot start JSON (a log line) before the decoder,
+# in the decoder's own words, so that both implementations give the same reason. The twin
+# just decodes: in Python any check before the decoder costs valid lines more than it
+# saves stray ones.
 UNEXPECTED_CHARACTER: Final = (
     "unexpected character, expected a JSON value: line 1 column {column} (char {char})"
 )
-# Formatting costs more than the rest of refusing a log line: the usual positions are ready.
 STRAY_REASONS: Final = tuple(UNEXPECTED_CHARACTER.format(column=i + 1, char=i) for i in range(64))
-
-# The ASCII codes the decoder must judge: those that can start a JSON text, LF (the
-# decoder counts lines) and + and . (it words their errors otherwise). A line starting
-# with another one (a log line, a shell prompt) is refused without the decoder's exception.
-_JSON_START: Final = frozenset(b'{["-0123456789tfn\n+.')
-_LEADING_SPACE: Final = frozenset(b" \t\r")
 
 _new = tuple.__new__
 _loads = orjson.loads
@@ -187,20 +183,9 @@ _ABSENT: Final = object()
 
 def parse(line: str | bytes | bytearray | memoryview) -> Incoming:
     """Classify one line; never raises for text or bytes, ``TypeError`` for anything else."""
-    # An object's opening brace is checked here, not in _stray_position: in Python a
-    # function call costs more than the whole check, and almost every line starts so.
     kind = type(line)
-    if kind is bytes:
-        opens_object = line[:1] == b"{"
-    elif kind is str:
-        opens_object = line[:1] == "{"
-    else:
+    if kind is not bytes and kind is not str:
         line = _decodable(line)
-        opens_object = False
-    if not opens_object:
-        stray_at = _stray_position(line)
-        if stray_at >= 0:
-            return _new(Refused, (None, _new(ParseError, (_stray_reason(stray_at),))))
     # Step 1: decode; failure is Refused(None, ParseError(reason)).
     try:
         message = _loads(line)
@@ -258,44 +243,6 @@ def _decodable(line: object) -> str | bytes | bytearray | memoryview:
     raise TypeError(
         f"parse() takes str, bytes, bytearray or memoryview, not {type(line).__name__}"
     )
-
-
-def _stray_position(line: str | bytes | bytearray | memoryview) -> int:
-    """The offset of a first character that cannot start JSON, or -1 to ask the decoder.
-
-    Only an ASCII character after spaces, tabs and CRs is judged, so the position and the
-    reason are exactly the decoder's; anything else (LF included) goes to the decoder.
-    """
-    if type(line) is str:
-        units: Any = map(ord, line)
-    else:
-        units = line.cast("B") if type(line) is memoryview else line
-    for position, code in enumerate(units):
-        if code in _LEADING_SPACE:
-            continue
-        if code in _JSON_START or code >= 0x80 or not _is_utf8(line):
-            return -1
-        return position
-    return -1
-
-
-def _stray_reason(position: int) -> str:
-    if position < len(STRAY_REASONS):
-        return STRAY_REASONS[position]
-    return UNEXPECTED_CHARACTER.format(column=position + 1, char=position)
-
-
-def _is_utf8(line: str | bytes | bytearray | memoryview) -> bool:
-    """Whether the text is valid UTF-8: the decoder checks that first, in its own words."""
-    if type(line) is memoryview:
-        line = line.tobytes()  # only stray lines get here
-    if line.isascii():
-        return True
-    try:
-        line.encode() if type(line) is str else line.decode()  # type: ignore[union-attr]
-    except UnicodeError:
-        return False
-    return True
 
 
 def id_json(id: object) -> RequestId:
