@@ -1,0 +1,121 @@
+"""The release configuration: cibuildwheel selects exactly the intended wheels.
+
+A typo in ``[tool.cibuildwheel]`` (pyproject.toml) would silently drop or add wheels in the
+release workflow, which this project's CI cannot run (it needs containers and macOS and
+Windows runners). ``cibuildwheel --print-build-identifiers`` needs none of them, so the
+selection is checked here, for every platform, with the cibuildwheel version the workflow
+pins. Skipped where cibuildwheel is not installed (``.ci/run`` installs it) or where only the
+tests were copied (cibuildwheel's own test step).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = ROOT / "pyproject.toml"
+WORKFLOW = ROOT / ".github" / "workflows" / "wheels.yml"
+
+# orjson's wheels decide these (pyproject.toml says how that was checked).
+PYTHONS = ("cp311", "cp312", "cp313", "cp314")
+EXPECTED = {
+    "linux": [
+        f"{python}-{libc}_{arch}"
+        for python in PYTHONS
+        for libc in ("manylinux", "musllinux")
+        for arch in ("x86_64", "aarch64")
+    ],
+    "macos": [f"{python}-macosx_{arch}" for python in PYTHONS for arch in ("x86_64", "arm64")],
+    "windows": [f"{python}-win_amd64" for python in PYTHONS],
+}
+
+needs_cibuildwheel = pytest.mark.skipif(
+    importlib.util.find_spec("cibuildwheel") is None,
+    reason="cibuildwheel is not installed (pip install cibuildwheel; .ci/run installs it)",
+)
+
+
+def config() -> dict:
+    if not PYPROJECT.exists():
+        pytest.skip(f"no pyproject.toml beside the tests ({PYPROJECT})")
+    with PYPROJECT.open("rb") as file:
+        return tomllib.load(file)
+
+
+def build_identifiers(platform: str) -> list[str]:
+    config()  # skips without a pyproject.toml
+    # CIBW_* variables would override the file; the file alone is under test.
+    env = {name: value for name, value in os.environ.items() if not name.startswith("CIBW_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "cibuildwheel", "--print-build-identifiers",
+         "--platform", platform, str(ROOT)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+@needs_cibuildwheel
+@pytest.mark.parametrize("platform", sorted(EXPECTED))
+def test_cibuildwheel_selects_exactly_the_intended_wheels(platform):
+    assert sorted(build_identifiers(platform)) == sorted(EXPECTED[platform])
+
+
+@needs_cibuildwheel
+def test_the_workflow_pins_the_cibuildwheel_checked_here():
+    # The selection depends on cibuildwheel's version (newer ones add Pythons by default),
+    # so the list checked above is the workflow's only when the versions agree.
+    if not WORKFLOW.exists():
+        pytest.skip(f"no workflow beside the tests ({WORKFLOW})")
+    pins = set(re.findall(r"cibuildwheel==([0-9][0-9.]*)", WORKFLOW.read_text()))
+    assert pins == {importlib.metadata.version("cibuildwheel")}
+
+
+def test_wheel_tests_install_the_test_extra():
+    project = config()
+    assert project["tool"]["cibuildwheel"]["test-requires"] == (
+        project["project"]["optional-dependencies"]["test"]
+    )
+
+
+def test_wheels_are_tested_outside_the_source_tree():
+    cibw = config()["tool"]["cibuildwheel"]
+    # Relative paths: cibuildwheel copies test-sources into a temporary working folder.
+    assert "tests" in cibw["test-sources"]
+    assert "{project}" not in cibw["test-command"] and "{package}" not in cibw["test-command"]
+    assert not any(source.startswith("src") for source in cibw["test-sources"])
+
+
+def test_release_builds_use_the_build_constraints():
+    environment = config()["tool"]["cibuildwheel"]["environment"]
+    constraints = ROOT / "build-constraints.txt"
+    assert environment["PIP_CONSTRAINT"] == environment["PIP_BUILD_CONSTRAINT"] == constraints.name
+    if constraints.exists():  # in the source tree and the sdist
+        pins = {
+            line.split("==")[0].lower(): line.split("==")[1]
+            for line in constraints.read_text().splitlines()
+            if line and not line.startswith("#")
+        }
+        assert {"cython", "setuptools"} <= pins.keys()
+
+
+def test_cython_modules_do_not_claim_free_threading():
+    # README, Installation: orjson has no free-threaded build, and StreamParser keeps
+    # unsynchronised per-instance state, so neither module may declare itself compatible.
+    sources = sorted((ROOT / "src" / "rpcline").glob("*.pyx"))
+    if not sources:
+        pytest.skip("the Cython sources are not beside the tests")
+    for source in sources:
+        directives = [line for line in source.read_text().splitlines()
+                      if line.startswith("# cython:")]
+        assert not any("freethreading_compatible" in line for line in directives), source.name
+    assert "freethreading_compatible" not in (ROOT / "setup.py").read_text()
