@@ -95,22 +95,20 @@ cdef class ProtocolError:
         return (type(self), (self.reason,))
 
 
+# No freelists for the errors: Cython cannot give one to a subtype, and refusals are rare.
 @cython.final
-@cython.freelist(8)
 cdef class ParseError(ProtocolError):
     code = -32700
     message = "Parse error"
 
 
 @cython.final
-@cython.freelist(8)
 cdef class InvalidRequest(ProtocolError):
     code = -32600
     message = "Invalid Request"
 
 
 @cython.final
-@cython.freelist(8)
 cdef class InvalidParams(ProtocolError):
     code = -32602
     message = "Invalid params"
