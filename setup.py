@@ -34,7 +34,13 @@ def extensions():
         )
         for name in ("_message_c", "_stream_c")
     ]
-    return cythonize(modules, compiler_directives={"language_level": 3, **directives})
+    # A debug build keeps its generated C and objects in build/debug: cythonize and build_ext
+    # reuse what is newer than the sources and know nothing of these settings, so a tree
+    # that held a release build would otherwise yield a release binary (and vice versa).
+    return cythonize(modules, compiler_directives={"language_level": 3, **directives},
+                     **({"build_dir": DEBUG_BASE} if DEBUG_BUILD else {}))
 
 
-setup(ext_modules=extensions())
+DEBUG_BASE = "build/debug"
+setup(ext_modules=extensions(),
+      options={"build": {"build_base": DEBUG_BASE}} if DEBUG_BUILD else {})
