@@ -1,0 +1,44 @@
+"""Coverage-guided fuzzing of rpcline with atheris: the two implementations must agree.
+
+Every input goes through ``tests/_oracle.py``'s ``check``: ``parse`` in every input form,
+``parse_lines`` and a chunked ``StreamParser`` on the Cython core and the pure-Python twin,
+compared field by field and against the per-line model. A disagreement is an
+``AssertionError``, anything else raised is a crash: libFuzzer stops and writes the input.
+
+Run it through ``fuzz/run.sh`` (it builds the extension with clang for coverage); by hand:
+
+    python fuzz/fuzz_rpcline.py -dict=fuzz/jsonrpc.dict WORK_CORPUS fuzz/corpus
+
+The twin's Python code is instrumented by atheris; the Cython core gets its coverage
+from clang's ``-fsanitize=fuzzer-no-link`` when it was built so (see run.sh).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import atheris
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+with atheris.instrument_imports(include=["rpcline"]):
+    from rpcline import _message_c, _message_py, _stream_c, _stream_py
+
+from _oracle import check  # noqa: E402  (after the path set-up)
+
+C = (_message_c, _stream_c)
+PY = (_message_py, _stream_py)
+
+
+def test_one_input(data: bytes) -> None:
+    check(data, C, PY)
+
+
+def main() -> None:
+    atheris.Setup(sys.argv, test_one_input)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()

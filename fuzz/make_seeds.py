@@ -1,0 +1,83 @@
+"""Write the hand-made seeds of fuzz/corpus/: one small file per interesting input.
+
+    python fuzz/make_seeds.py      # rewrites fuzz/corpus/seed-*; other files are kept
+
+Every result kind and refusal reason, the policies (float and out-of-range ids, batches,
+duplicate names, a BOM), the framing cases (CRLF, a lone CR, blank lines, a BOM at the
+start and later), stray lines, and encodings (escapes, non-ASCII, invalid UTF-8, NUL),
+plus a few lines of the project's own generated corpus. The fuzzer mutates from these;
+the files it adds itself (named by their SHA-1) come from merged long runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rpcline.corpus import generate
+
+R = b'{"jsonrpc":"2.0",'
+SEEDS: dict[str, bytes] = {
+    "request": R + b'"id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}',
+    "request-text-id": R + b'"id":"a-1","method":"ping"}',
+    "request-big-id": R + b'"id":18446744073709551615,"method":"m"}',
+    "request-negative-id": R + b'"id":-9223372036854775808,"method":"m"}',
+    "notification": R + b'"method":"notifications/initialized"}',
+    "notification-bad-params": R + b'"method":"n","params":[1,2]}',
+    "response": R + b'"id":1,"result":{"content":[{"type":"text","text":"hi"}]}}',
+    "response-error": R + b'"id":"7","error":{"code":-32601,"message":"no"}}',
+    "response-no-id": R + b'"result":{}}',
+    "response-null-id": R + b'"id":null,"error":{"code":-32700,"message":"x"}}',
+    "refused-params": R + b'"id":3,"method":"m","params":null}',
+    "refused-method": R + b'"id":3,"method":5}',
+    "refused-method-null-result": R + b'"id":3,"method":null,"result":1}',
+    "refused-jsonrpc": b'{"jsonrpc":"1.0","id":3,"method":"m"}',
+    "refused-no-jsonrpc": b'{"id":3,"method":"m"}',
+    "refused-float-id": R + b'"id":1.0,"method":"m"}',
+    "refused-exp-id": R + b'"id":1e2,"method":"m"}',
+    "refused-huge-id": R + b'"id":18446744073709551616,"method":"m"}',
+    "refused-bool-id": R + b'"id":true,"method":"m"}',
+    "batch": b'[{"jsonrpc":"2.0","id":1,"method":"m"}]',
+    "empty-batch": b"[]",
+    "number": b"5",
+    "string": b'"2.0"',
+    "null": b"null",
+    "duplicates": R + b'"id":1,"id":"1","method":"a","method":"b","params":{},"params":[]}',
+    "escaped-names": b'{"\\u006asonrpc":"2.0","\\u0069d":1,"m\\u0065thod":"\\u0000"}',
+    "non-ascii": R + b'"id":"\xc3\xa9","method":"\xf0\x9f\x98\x80","params":{"\xe2\x82\xac":1}}',
+    "invalid-utf8": R + b'"id":1,"method":"\xff"}',
+    "surrogate-utf8": R + b'"id":1,"method":"\xed\xa0\x80"}',
+    "escaped-surrogate": R + b'"id":1,"method":"\\ud800"}',
+    "nul": R + b'"id":1,"method":"a\x00"}',
+    "truncated": R + b'"id":1,"method":',
+    "trailing": R + b'"method":"m"} x',
+    "stray": b"INFO listening on :8080",
+    "stray-indented": b" \t\rWARN: x",
+    "plus": b"+1",
+    "dot": b".5",
+    "bom-start": b"\xef\xbb\xbf" + R + b'"method":"m"}\n' + R + b'"method":"m"}',
+    "bom-later": R + b'"method":"m"}\n\xef\xbb\xbf' + R + b'"method":"m"}',
+    "crlf": R + b'"method":"a"}\r\n' + R + b'"id":1,"method":"b"}\r\n',
+    "lone-cr": R + b'"method":"a"}\r' + R + b'"method":"b"}',
+    "blank-lines": b"\n \n\t\r\n" + R + b'"method":"m"}\n\n',
+    "mixed-lines": b"x\n[]\n5\n{}\n" + R + b'"id":2,"result":1}\n' + R + b'"id":2',
+    "deep": b'{"jsonrpc":"2.0","method":"m","params":{"a":' + b"[" * 40 + b"]" * 40 + b"}}",
+    "whitespace": b" \t\r\n" + R + b'"method":"m"} \t\r\n',
+    "empty": b"",
+}
+
+
+def main() -> None:
+    out = Path(__file__).resolve().parent / "corpus"
+    out.mkdir(exist_ok=True)
+    for old in out.glob("seed-*"):
+        old.unlink()
+    for name, data in SEEDS.items():
+        (out / f"seed-{name}").write_bytes(data)
+    # A sample of the generated traffic, short lines only (the fuzzer's max_len is 4096).
+    lines = [line for line in generate(400, seed=7) if len(line) <= 1024]
+    for number, line in enumerate(lines[::10]):
+        (out / f"seed-generated-{number:02d}").write_bytes(line)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,160 @@
+"""What must hold for *any* input bytes, on both implementations: the fuzz oracle.
+
+``fuzz/fuzz_rpcline.py`` calls ``check`` on every input atheris makes, and
+``tests/test_fuzz_corpus.py`` calls it on every file of the seed corpus and of the
+regressions the fuzzer found, so a finding stays fixed without atheris installed.
+
+For one input it checks that:
+- ``parse`` never raises, for bytes, bytearray, memoryview (contiguous or strided) and
+  str, and the Cython core and the twin agree field by field (``describe``: kind, every
+  field with its type, the error's class, code, message and reason);
+- the bytes-like forms of one input give one result, and so does its str when the bytes
+  are valid UTF-8 (orjson words its errors alike for both);
+- ``parse_lines`` (bytes, and str when valid UTF-8) equals ``parse`` of each line;
+- a ``StreamParser`` fed the input in chunks cut at input-derived places (a BOM or a CRLF
+  split included), with an input-derived ``max_line_bytes``, gives the per-line results,
+  over-long lines becoming one refusal each, on both implementations.
+
+The chunking and the limit derive from a CRC of the input so that every finding replays
+exactly from its bytes alone.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from types import ModuleType
+from typing import Any
+
+from _support import describe
+
+BOM = b"\xef\xbb\xbf"
+LINE_TOO_LONG = "line exceeds {limit} bytes"
+UNLIMITED = 16 * 1024 * 1024  # the default limit: inputs here are far shorter
+
+
+class Disagreement(AssertionError):
+    """The implementations, or one implementation and the per-line model, differ."""
+
+
+def _agree(what: str, data: bytes, got: Any, want: Any) -> None:
+    if got != want:
+        raise Disagreement(f"{what} for {data!r}:\n  got  {got!r}\n  want {want!r}")
+
+
+def strided(data: bytes) -> memoryview:
+    """``data`` as a non-contiguous memoryview (every other byte of a doubled buffer)."""
+    doubled = bytearray(2 * len(data))
+    doubled[::2] = data
+    return memoryview(bytes(doubled))[::2]
+
+
+def forms(data: bytes) -> dict[str, object]:
+    return {
+        "bytes": data,
+        "bytearray": bytearray(data),
+        "memoryview": memoryview(data),
+        "strided memoryview": strided(data),
+    }
+
+
+def text_of(data: bytes) -> str | None:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def check_parse(data: bytes, c: ModuleType, py: ModuleType) -> dict[str, Any]:
+    """parse agrees across implementations and input forms; returns the bytes result."""
+    first = None
+    for name, line in forms(data).items():
+        got = describe(c.parse(line))
+        _agree(f"parse({name}) Cython vs Python", data, got, describe(py.parse(line)))
+        if first is None:
+            first = got
+        _agree(f"parse({name}) vs parse(bytes)", data, got, first)
+    # Bytes that are not UTF-8 still make a str (lone surrogates); the twins must agree.
+    surrogates = data.decode("utf-8", "surrogateescape")
+    _agree("parse(str) Cython vs Python", data, describe(c.parse(surrogates)),
+           describe(py.parse(surrogates)))
+    text = text_of(data)
+    if text is not None:
+        _agree("parse(str) vs parse(bytes)", data, describe(c.parse(text)), first)
+    assert first is not None
+    return first
+
+
+def per_line(data: bytes, parse: Any, limit: int = UNLIMITED) -> list[dict[str, Any]]:
+    """The stream model: BOM skipped at the start, LF-separated lines, blank ones dropped,
+    lines over ``limit`` (without their LF) refused once each."""
+    if data.startswith(BOM):
+        data = data[len(BOM):]
+    results = []
+    for line in data.split(b"\n"):
+        if len(line) > limit:
+            results.append({"kind": "Refused", "id": ("NoneType", None), "error": "ParseError",
+                            "code": -32700, "message": "Parse error",
+                            "reason": ("str", LINE_TOO_LONG.format(limit=limit))})
+        elif line.strip(b" \t\r"):
+            results.append(describe(parse(line)))
+    return results
+
+
+def per_text_line(text: str, parse: Any) -> list[dict[str, Any]]:
+    lines = text.removeprefix("\ufeff").split("\n")
+    return [describe(parse(line)) for line in lines if line.strip(" \t\r")]
+
+
+def check_parse_lines(data: bytes, c: tuple[ModuleType, ModuleType],
+                      py: tuple[ModuleType, ModuleType]) -> None:
+    want = per_line(data, py[0].parse)
+    for (message, stream), name in ((c, "Cython"), (py, "Python")):
+        got = [describe(r) for r in stream.parse_lines(data)]
+        _agree(f"{name} parse_lines(bytes) vs per-line parse", data, got, want)
+    text = text_of(data)
+    if text is not None:
+        for (message, stream), name in ((c, "Cython"), (py, "Python")):
+            got = [describe(r) for r in stream.parse_lines(text)]
+            _agree(f"{name} parse_lines(str) vs per-line parse", data, got,
+                   per_text_line(text, py[0].parse))
+
+
+def chunking(data: bytes) -> tuple[list[int], int]:
+    """Cut points and a line limit, derived from the input so a finding replays exactly."""
+    rng = random.Random(zlib.crc32(data))
+    size = len(data)
+    cuts = sorted({rng.randrange(size + 1) for _ in range(rng.randrange(6))})
+    if rng.random() < 0.3:  # cut inside a leading BOM, or between every byte of a short input
+        cuts = sorted(set(cuts) | ({1, 2} if size < 64 else set(range(min(size, 8)))))
+    longest = max((len(line) for line in data.split(b"\n")), default=0)
+    limit = rng.choice([UNLIMITED, UNLIMITED, 1, 2, 3, 16, max(longest, 1),
+                        max(longest - 1, 1), longest + 1])
+    return cuts, limit
+
+
+def check_stream(data: bytes, c: tuple[ModuleType, ModuleType],
+                 py: tuple[ModuleType, ModuleType]) -> None:
+    cuts, limit = chunking(data)
+    bounds = [0, *cuts, len(data)]
+    pieces = [data[a:b] for a, b in zip(bounds, bounds[1:])]
+    kinds = (bytes, bytearray, memoryview, strided)
+    want = per_line(data, py[0].parse, limit)
+    for (message, stream), name in ((c, "Cython"), (py, "Python")):
+        parser = stream.StreamParser(max_line_bytes=limit)
+        got = []
+        for number, piece in enumerate(pieces):
+            got += [describe(r) for r in parser.feed(kinds[number % len(kinds)](piece))]
+        got += [describe(r) for r in parser.close()]
+        _agree(f"{name} StreamParser(limit={limit}, cuts={cuts}) vs per-line parse",
+               data, got, want)
+        if parser.close() != []:
+            raise Disagreement(f"{name}: a second close() yielded results for {data!r}")
+
+
+def check(data: bytes, c: tuple[ModuleType, ModuleType],
+          py: tuple[ModuleType, ModuleType]) -> None:
+    """Every property above for one input; ``c`` and ``py`` are (message, stream) modules."""
+    check_parse(data, c[0], py[0])
+    check_parse_lines(data, c, py)
+    check_stream(data, c, py)

@@ -1,0 +1,61 @@
+"""The fuzz oracle (tests/_oracle.py) on every input kept in fuzz/: the seed corpus, the
+inputs long runs added to it, and every crash or disagreement the fuzzer ever found
+(fuzz/regressions/). This replays them without atheris, on every run of the suite."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+from _oracle import check
+
+FUZZ = Path(__file__).resolve().parents[1] / "fuzz"
+SEEDS = sorted((FUZZ / "corpus").iterdir()) if (FUZZ / "corpus").is_dir() else []
+REGRESSIONS = sorted(p for p in (FUZZ / "regressions").glob("*") if p.name != "README.md")
+
+# The wheel's tests run from a copy of tests/ alone (cibuildwheel's test-sources): there
+# is no fuzz/ beside them, and the checkout's own run covers these inputs.
+pytestmark = pytest.mark.skipif(not FUZZ.is_dir(), reason="no fuzz/ folder beside tests/")
+
+
+@pytest.fixture(scope="module")
+def modules(c_module, py_module):
+    stream = importlib.import_module
+    return ((c_module, stream("rpcline._stream_c")), (py_module, stream("rpcline._stream_py")))
+
+
+@pytest.mark.c_extension
+def test_the_seed_corpus_is_there():
+    assert len(SEEDS) >= 40, f"fuzz/corpus/ holds {len(SEEDS)} inputs"
+
+
+@pytest.mark.c_extension
+def test_every_corpus_input_passes_the_oracle(modules):
+    failures = []
+    for path in SEEDS:
+        try:
+            check(path.read_bytes(), *modules)
+        except AssertionError as error:
+            failures.append(f"{path.name}: {error}")
+    assert not failures, "\n".join(failures[:5])
+
+
+@pytest.mark.c_extension
+@pytest.mark.parametrize("path", REGRESSIONS, ids=[p.name for p in REGRESSIONS])
+def test_every_fuzzer_finding_stays_fixed(modules, path):
+    check(path.read_bytes(), *modules)
+
+
+def test_the_oracle_catches_a_disagreement(py_module):
+    """A twin that answers differently must be reported, not pass quietly."""
+    stream = importlib.import_module("rpcline._stream_py")
+
+    class Wrong:
+        @staticmethod
+        def parse(line):
+            result = py_module.parse(line)
+            return py_module.Refused(None, py_module.ParseError("no")) if result.id == 1 else result
+
+    with pytest.raises(AssertionError, match="Cython vs Python"):
+        check(b'{"jsonrpc":"2.0","id":1,"method":"m"}', (Wrong, stream), (py_module, stream))
