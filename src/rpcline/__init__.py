@@ -26,12 +26,14 @@ __all__ = (
     "Refused",
     "Request",
     "RequestId",
+    "Route",
     "StreamParser",
     "error_response",
     "id_json",
     "parse",
     "parse_lines",
     "read_messages",
+    "route",
 )
 
 try:
@@ -57,6 +59,7 @@ if TYPE_CHECKING or NO_EXTENSIONS:
         id_json,
         parse,
     )
+    from rpcline._route_py import Route, route
     from rpcline._stream_py import StreamParser, parse_lines
 
     IMPLEMENTATION = "python"
@@ -75,6 +78,7 @@ else:
             id_json,
             parse,
         )
+        from rpcline._route_c import Route, route
         from rpcline._stream_c import StreamParser, parse_lines
 
         IMPLEMENTATION = "cython"
@@ -92,6 +96,7 @@ else:
             id_json,
             parse,
         )
+        from rpcline._route_py import Route, route
         from rpcline._stream_py import StreamParser, parse_lines
 
         IMPLEMENTATION = "python"
