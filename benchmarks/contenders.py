@@ -39,6 +39,14 @@ def _rpcline_python() -> Parser:
     return parse
 
 
+def _rpcline_route() -> Parser:
+    # Classification without decoding params or result (rpcline.route), Cython core.
+    from rpcline._route_c import route as compiled  # ImportError where not built
+
+    route: Parser = compiled
+    return route
+
+
 def _json_rules() -> Parser:
     # The twin's rules after the standard library's decoder: what the Cython core and
     # orjson buy over the obvious implementation.
@@ -66,6 +74,7 @@ CONTENDERS: dict[str, Callable[[], Parser]] = {
     BASELINE: _orjson,
     "rpcline-cython": _rpcline_cython,
     "rpcline-python": _rpcline_python,
+    "rpcline-route": _rpcline_route,
     "json+rules": _json_rules,
     "mcp-sdk": _mcp_sdk,
 }
