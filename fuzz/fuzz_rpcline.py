@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 with atheris.instrument_imports(include=["rpcline"]):
     from rpcline import _message_c, _message_py, _stream_c, _stream_py
+    from rpcline import _route_py  # noqa: F401  (instrumented here; the oracle routes)
 
 from _oracle import check  # noqa: E402  (after the path set-up)
 

@@ -11,6 +11,8 @@ For one input it checks that:
 - the bytes-like forms of one input give one result, and so does its str when the bytes
   are valid UTF-8 (orjson words its errors alike for both);
 - ``parse_lines`` (bytes, and str when valid UTF-8) equals ``parse`` of each line;
+- ``route`` agrees with ``parse`` (kind, typed id, method, error code, and the reason of
+  refusals that are not parse errors), and the core with the twin to the reason and span;
 - a ``StreamParser`` fed the input in chunks cut at input-derived places (a BOM or a CRLF
   split included), with an input-derived ``max_line_bytes``, gives the per-line results,
   over-long lines becoming one refusal each, on both implementations.
@@ -21,6 +23,7 @@ exactly from its bytes alone.
 
 from __future__ import annotations
 
+import importlib
 import random
 import zlib
 from types import ModuleType
@@ -152,9 +155,41 @@ def check_stream(data: bytes, c: tuple[ModuleType, ModuleType],
             raise Disagreement(f"{name}: a second close() yielded results for {data!r}")
 
 
+def describe_route(route: Any) -> tuple[Any, ...]:
+    """A Route as plain data: what it must share with parse, then reason and spans."""
+    error = route.error
+    id = route.id
+    return (route.kind, type(id).__name__, id, route.method, error and error.code,
+            error and type(error).__name__, error and error.reason, route.id_span,
+            route.params_span, route.result_span, route.error_span)
+
+
+def from_parse(result: Any) -> tuple[Any, ...]:
+    """What route must say for a parse result: kind, typed id, method, code (and reason,
+    unless it is a parse error: route words those itself)."""
+    kind = {"Request": "request", "Notification": "notification",
+            "ClientResponse": "response", "Refused": "refused"}[type(result).__name__]
+    id = getattr(result, "id", None)
+    error = getattr(result, "error", None)
+    return (kind, type(id).__name__, id, getattr(result, "method", None), error and error.code,
+            error and error.code != -32700 and error.reason)
+
+
+def check_route(data: bytes, c: ModuleType, py: ModuleType) -> None:
+    """route agrees with parse, and the Cython core with the twin to the reason and span."""
+    route_c = importlib.import_module(c.__name__.replace("_message", "_route"))
+    route_py = importlib.import_module(py.__name__.replace("_message", "_route"))
+    for line in (*forms(data).values(), data.decode("utf-8", "surrogateescape")):
+        got = describe_route(route_c.route(line))
+        _agree("route Cython vs Python", data, got, describe_route(route_py.route(line)))
+        reason = got[6] if got[4] != -32700 else False
+        _agree("route vs parse", data, (*got[:4], got[4], reason), from_parse(c.parse(line)))
+
+
 def check(data: bytes, c: tuple[ModuleType, ModuleType],
           py: tuple[ModuleType, ModuleType]) -> None:
     """Every property above for one input; ``c`` and ``py`` are (message, stream) modules."""
     check_parse(data, c[0], py[0])
     check_parse_lines(data, c, py)
     check_stream(data, c, py)
+    check_route(data, c[0], py[0])
