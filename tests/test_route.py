@@ -709,6 +709,20 @@ def test_twins_agree_on_the_corpora():
         assert fields(_route_c.route(line)) == fields(_route_py.route(line)), line
 
 
+def test_cli_bench_measures_route(tmp_path):
+    import subprocess
+    import sys
+
+    import rpcline
+
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b'{"jsonrpc":"2.0","id":1,"method":"m"}\n{"jsonrpc":"2.0","result":1}\n')
+    done = subprocess.run([sys.executable, "-m", "rpcline", "bench", str(path), "--rounds", "1",
+                           "--json"], capture_output=True, check=True, cwd=tmp_path)
+    names = [row["contender"] for row in orjson.loads(done.stdout)["contenders"]]
+    assert f"rpcline.route ({rpcline.IMPLEMENTATION})" in names
+
+
 def test_facade_exports_route():
     import rpcline
 

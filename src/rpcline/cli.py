@@ -62,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     classify.add_argument("--max-line-bytes", type=_positive, default=16 * 1024 * 1024)
     classify.set_defaults(run=_classify)
 
-    bench = commands.add_parser("bench", help="throughput of parse against orjson.loads")
+    bench = commands.add_parser("bench", help="throughput of parse and route against orjson.loads")
     bench.add_argument("file", nargs="?", metavar="FILE",
                        help="a .jsonl file; default: the embedded generated corpus")
     bench.add_argument("--rounds", type=_positive, default=15)
@@ -236,6 +236,7 @@ def _bench(args: argparse.Namespace) -> int:
     contenders = {
         "orjson.loads": orjson.loads,
         f"rpcline.parse ({rpcline.IMPLEMENTATION})": rpcline.parse,
+        f"rpcline.route ({rpcline.IMPLEMENTATION})": rpcline.route,  # no params/result decoded
     }
     if rpcline.IMPLEMENTATION != "python":
         contenders["rpcline.parse (python twin)"] = _message_py.parse
