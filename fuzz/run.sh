@@ -56,10 +56,21 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"
     "$VENV/bin/python" -m pip install -q --upgrade pip
 fi
-# A fresh non-editable build every time (a reused venv too), so the fuzzed code is this
-# checkout's: the extra brings atheris, the forced reinstall rebuilds rpcline alone.
-env "${BUILD_ENV[@]}" "$VENV/bin/python" -m pip install -q "$ROOT[fuzz]"
-env "${BUILD_ENV[@]}" "$VENV/bin/python" -m pip install -q --force-reinstall --no-deps "$ROOT"
+# A fresh non-editable build every time (a reused venv too), from a copy of the checkout
+# without build/ and generated C: pip builds in the tree, and setuptools would reuse an
+# uninstrumented binary left there by an ordinary build (it knows nothing of CFLAGS).
+rm -rf "$WORK/src" && mkdir -p "$WORK/src"
+tar -C "$ROOT" --exclude=./.git --exclude=./build --exclude=./fuzz/work --exclude='*.so' \
+    --exclude='./src/rpcline/*.c' --exclude=./dist --exclude=./wheelhouse -cf - . \
+    | tar -C "$WORK/src" -xf -
+env "${BUILD_ENV[@]}" "$VENV/bin/python" -m pip install -q "$WORK/src[fuzz]"
+env "${BUILD_ENV[@]}" "$VENV/bin/python" -m pip install -q --force-reinstall --no-deps "$WORK/src"
+if [ ${#BUILD_ENV[@]} -gt 0 ]; then  # never fuzz an uninstrumented core believing otherwise
+    for so in $("$VENV/bin/python" -c 'import glob, os, rpcline
+print(*glob.glob(os.path.join(os.path.dirname(rpcline.__file__), "_*_c*.so")))'); do
+        nm -D "$so" | grep -q __sanitizer_cov || { echo "fuzz: $so is not instrumented" >&2; exit 1; }
+    done
+fi
 ATHERIS=$("$VENV/bin/python" -c "import atheris; print(atheris.path())")
 
 PRELOAD=""
