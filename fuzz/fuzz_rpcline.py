@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Coverage-guided fuzzing of rpcline with atheris: the two implementations must agree.
 
 Every input goes through ``tests/_oracle.py``'s ``check``: ``parse`` in every input form,

@@ -5,10 +5,13 @@
 #   bash fuzz/run.sh --long                   # a long run: AddressSanitizer, until stopped,
 #                                             # new inputs kept in fuzz/work/corpus
 #   bash fuzz/run.sh --long --seconds 3600 --jobs 2
+#   bash fuzz/run.sh --merge                  # after long runs: add to fuzz/corpus the
+#                                             # inputs of fuzz/work/corpus that bring coverage
 #
 # Options: --seconds N (0: no limit), --seed N, --asan, --long (= --asan --seconds 0 and a
-# kept work corpus), --jobs N (libFuzzer -fork), --venv DIR (reuse a venv), --work DIR
-# (where the work corpus and crash files go), then any libFuzzer flags after "--".
+# kept work corpus), --jobs N (libFuzzer -fork), --merge, --venv DIR (reuse a venv),
+# --work DIR (where the work corpus and crash files go; default fuzz/work for --long and
+# --merge), then any libFuzzer flags after "--".
 #
 # The extension is compiled with clang's -fsanitize=fuzzer-no-link (plus address with
 # --asan) as atheris documents for native extensions; the twin's Python code is
@@ -23,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 PYTHON=${PYTHON:-python3}
-SECONDS_LIMIT=60 SEED=1 ASAN=0 LONG=0 JOBS=0 VENV="" WORK=""
+SECONDS_LIMIT=60 SEED=1 ASAN=0 LONG=0 JOBS=0 MERGE=0 VENV="" WORK=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --seconds) SECONDS_LIMIT=$2; shift 2 ;;
@@ -31,6 +34,7 @@ while [ $# -gt 0 ]; do
         --asan) ASAN=1; shift ;;
         --long) LONG=1; ASAN=1; SECONDS_LIMIT=0; shift ;;
         --jobs) JOBS=$2; shift 2 ;;
+        --merge) MERGE=1; LONG=1; shift ;;
         --venv) VENV=$2; shift 2 ;;
         --work) WORK=$2; shift 2 ;;
         --) shift; break ;;
@@ -90,13 +94,20 @@ ARGS=(-seed="$SEED" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1
       -dict="$ROOT/fuzz/jsonrpc.dict" -artifact_prefix="$WORK/crashes/")
 [ "$SECONDS_LIMIT" != 0 ] && ARGS+=(-max_total_time="$SECONDS_LIMIT")
 [ "$JOBS" != 0 ] && ARGS+=(-fork="$JOBS" -ignore_crashes=0)
-echo "fuzz: ${SECONDS_LIMIT}s (0: until stopped), seed $SEED, asan=$ASAN, work $WORK"
+# New inputs go to the first folder; the seeds and the regressions are read only. -fork
+# and -merge start the script itself again: it runs by its shebang, the venv first on PATH.
+DIRS=("$WORK/corpus" "$ROOT/fuzz/corpus" "$ROOT/fuzz/regressions")
+[ "$MERGE" = 1 ] && { ARGS=(-merge=1 -timeout=20); DIRS=("$ROOT/fuzz/corpus" "$WORK/corpus"); }
+echo "fuzz: ${SECONDS_LIMIT}s (0: until stopped), seed $SEED, asan=$ASAN, merge=$MERGE, work $WORK"
 set +e
-( cd "$WORK" && env ${PRELOAD:+LD_PRELOAD="$PRELOAD"} "$VENV/bin/python" \
-    "$ROOT/fuzz/fuzz_rpcline.py" "${ARGS[@]}" "$@" \
-    "$WORK/corpus" "$ROOT/fuzz/corpus" "$ROOT/fuzz/regressions" ) >"$WORK/fuzz.log" 2>&1
+( cd "$WORK" && PATH="$VENV/bin:$PATH" env ${PRELOAD:+LD_PRELOAD="$PRELOAD"} \
+    "$ROOT/fuzz/fuzz_rpcline.py" "${ARGS[@]}" "$@" "${DIRS[@]}" ) >"$WORK/fuzz.log" 2>&1
 status=$?
 set -e
+if [ "$MERGE" = 1 ]; then
+    grep MERGE-OUTER "$WORK/fuzz.log" | tail -n 3
+    exit "$status"
+fi
 # libFuzzer's progress lines are many; the rest (set-up, findings, final stats) is shown.
 grep -vE '^#[0-9]+.*(NEW|REDUCE|pulse) |# Uses: ' "$WORK/fuzz.log" | tail -n 80
 found=$(find "$WORK/crashes" -type f | wc -l)
