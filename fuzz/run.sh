@@ -112,6 +112,7 @@ fi
 grep -vE '^#[0-9]+.*(NEW|REDUCE|pulse) |# Uses: ' "$WORK/fuzz.log" | tail -n 80
 found=$(find "$WORK/crashes" -type f | wc -l)
 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$WORK/fuzz.log" | tail -n 1)
+[ -n "$runs" ] || runs=$(sed -n 's/^#\([0-9]*\): cov.*/\1/p' "$WORK/fuzz.log" | tail -n 1)  # -fork
 echo "fuzz: ${runs:-?} executions; $(find "$WORK/corpus" -type f | wc -l) new corpus inputs in $WORK/corpus," \
      "$(find "$ROOT/fuzz/corpus" -type f | wc -l) seeds, $found findings"
 if [ "$found" -gt 0 ] || [ "$status" -ne 0 ]; then
