@@ -10,6 +10,7 @@ error. Spans are checked by decoding the bytes they point at.
 from __future__ import annotations
 
 import importlib
+import itertools
 import json
 import pickle
 from pathlib import Path
@@ -294,6 +295,36 @@ def test_specials_at_every_offset(impl, router):
                 judged_like_orjson(impl, router, line.encode("utf-8", "surrogatepass"))
             bad = ("a" * before).encode() + b"\xe2\x82" + b"b" * (before % 7)
             judged_like_orjson(impl, router, b'"' + bad + b'"')
+
+
+@pytest.mark.c_extension
+def test_utf8_blocks_exhaustively():
+    # The core validates UTF-8 16 bytes at a time with SSE2 (x86-64): every sequence of
+    # one to three bytes around each boundary value, and of four from fewer values, at
+    # offsets that put it inside, at the end of and across a block, ended by text, by
+    # the closing quote or by an escape, is judged as orjson judges it.
+    from rpcline import _route_c
+
+    edges = [0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0,
+             0xE1, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF]
+    fewer = [0x41, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC2, 0xE0, 0xED, 0xF0, 0xF4, 0xF5]
+    sequences = [bytes(seq) for k in (1, 2, 3) for seq in itertools.product(edges, repeat=k)]
+    sequences += [bytes(seq) for seq in itertools.product(fewer, repeat=4)]
+    wrong = []
+    for seq in sequences:
+        for at in (0, 1, 12, 13, 14, 15, 16, 17):
+            body = b"a" * at + seq
+            for line in (b'"' + body + b"b" * 30 + b'"', b'["' + body + b'","' + b"c" * 20 + b'"]',
+                         b'"' + body + b'\\n' + b"d" * 20 + b'"'):
+                try:
+                    orjson.loads(line)
+                    valid = True
+                except orjson.JSONDecodeError:
+                    valid = False
+                route = _route_c.route(line)
+                if (route.error is None or route.error.code != PARSE_ERROR) != valid:
+                    wrong.append(line)
+    assert not wrong, wrong[:5]
 
 
 # --- input types ------------------------------------------------------------------------
