@@ -143,35 +143,25 @@ cdef extern from *:
         range = (2u << limit) - 1; /* bits 0..limit; bit 16 set when limit is 16 */
         return (((need ^ cont) | bad | wrong) & range) == 0;
     }
-    /* One 16-byte block of a string body: the offset of its first quote, backslash or
-       control character, else 16, with *advance the bytes that are plain validated text
-       (16, or up to the lead of a sequence that runs into the next block) and *high set
-       when some were non-ASCII; -1 when the UTF-8 before the stop is not valid. */
-    static inline int rpcline_string_block(const unsigned char *p, unsigned int *advance,
-                                           int *high) {
+    /* The 16 bytes of a string body from a non-ASCII byte (so from a character's
+       first byte): how many of them are validated text, up to the first quote,
+       backslash or control character, or all 16, or up to the first byte of a
+       sequence that runs into the next block (at least 1); -1 when not valid UTF-8. */
+    static inline int rpcline_utf8_block(const unsigned char *p) {
         __m128i v = _mm_loadu_si128((const __m128i *)p);
         unsigned int hi = (unsigned int)_mm_movemask_epi8(v);
         unsigned int stop = RPCLINE_EQ(v, 0x22) | RPCLINE_EQ(v, 0x5C)
             | ((unsigned int)_mm_movemask_epi8(_mm_cmplt_epi8(v, _mm_set1_epi8(0x20))) & ~hi);
         unsigned int limit = stop ? rpcline_low32(stop) : 16;
         unsigned int crossing;
-        if (!(hi & ((2u << limit) - 1))) { /* ASCII up to the stop: the usual case */
-            *advance = limit;
-            return (int)limit;
-        }
-        *high = 1;
         if (!rpcline_utf8_valid(v, hi, limit, &crossing))
             return -1;
-        *advance = limit == 16 ? crossing : limit;
-        return (int)limit;
+        return (int)(limit == 16 ? crossing : limit);
     }
     #else
     #define RPCLINE_SIMD 0
     static inline unsigned int rpcline_special16(const unsigned char *p) { (void)p; return 0; }
-    static inline int rpcline_string_block(const unsigned char *p, unsigned int *advance,
-                                           int *high) {
-        (void)p; (void)high; *advance = 0; return -1;
-    }
+    static inline int rpcline_utf8_block(const unsigned char *p) { (void)p; return -1; }
     #endif
     static inline int rpcline_ctz64(uint64_t x) {
     #if defined(_MSC_VER)
@@ -193,7 +183,7 @@ cdef extern from *:
     const uint64_t WHITESPACE "RPCLINE_WHITESPACE"
     const bint SIMD "RPCLINE_SIMD"
     unsigned int _special16 "rpcline_special16"(const unsigned char*) noexcept nogil
-    int _string_block "rpcline_string_block"(const unsigned char*, unsigned int*, int*) noexcept nogil
+    int _utf8_block "rpcline_utf8_block"(const unsigned char*) noexcept nogil
 
 ctypedef const unsigned char* cursor
 
@@ -440,39 +430,62 @@ cdef inline cursor _string(Scan* s, cursor p, cursor end) noexcept:
     """Validate the string whose opening quote is at ``p``; the byte after it, or NULL.
 
     Sets ``s.string_flags`` (escaped, non-ASCII) for the decoding of top-level values.
-    With SSE2, 16 bytes a step, UTF-8 validated a block at a time; a block found invalid
-    sends the string to the exact scan (``_string_rest``), which finds and words the
-    first error as the twin does: the block check can only cost time, never an answer.
+    Inline only for the usual string, plain ASCII closed within 16 bytes (or 8).
+    """
+    cdef unsigned int mask
+    cdef uint64_t found
+    if SIMD and end - p >= 17:
+        mask = _special16(p + 1)
+        if mask and p[1 + _ctz64(mask)] == 0x22:
+            s.string_flags = 0
+            return p + 2 + _ctz64(mask)
+    elif not SIMD and end - p >= 9:
+        found = _special(_load64(p + 1))
+        if found and p[1 + (_ctz64(found) >> 3)] == 0x22:
+            s.string_flags = 0
+            return p + 2 + (_ctz64(found) >> 3)
+    return _string_body(s, p, end)
+
+
+cdef cursor _string_body(Scan* s, cursor p, cursor end) noexcept:
+    """``_string`` for any other string: long, escaped, non-ASCII, near the end or invalid.
+
+    With SSE2, from a non-ASCII byte UTF-8 is validated a block at a time. A block found
+    invalid sends the string to the exact scan (``_string_rest``), which finds and words
+    the first error as the twin does: the block check can only cost time, never change
+    an answer.
     """
     cdef cursor start = p
-    cdef unsigned int advance
-    cdef int stop
-    cdef int high = 0
+    cdef unsigned int mask
+    cdef int advance
     cdef int flags = 0
     p += 1
     if SIMD:
         while end - p >= 16:
-            stop = _string_block(p, &advance, &high)
-            if stop < 0:
-                return _string_rest(s, _plain(start + 1, end), end, 0)
-            p += advance
-            if stop == 16:
+            mask = _special16(p)
+            if mask == 0:
+                p += 16
                 continue
+            p += _ctz64(mask)
             if p[0] == 0x22:
-                s.string_flags = flags | (S_NON_ASCII if high else 0)
+                s.string_flags = flags
                 return p + 1
-            if p[0] != 0x5C:
+            if p[0] == 0x5C:
+                flags |= S_ESCAPED
+                p = _escape(s, p, end)
+                if p == NULL:
+                    return NULL
+            elif p[0] < 0x20:
                 return _fail(s, E_CONTROL, p)
-            flags |= S_ESCAPED
-            p = _escape(s, p, end)
-            if p == NULL:
-                return NULL
-        return _string_rest(s, _plain(p, end), end, flags | (S_NON_ASCII if high else 0))
-    p = _plain(p, end)
-    if p[0] == 0x22:
-        s.string_flags = 0
-        return p + 1
-    return _string_rest(s, p, end, 0)
+            elif end - p >= 16:  # non-ASCII
+                advance = _utf8_block(p)
+                if advance < 0:
+                    return _string_rest(s, _plain(start + 1, end), end, 0)
+                flags |= S_NON_ASCII
+                p += advance
+            else:
+                break
+    return _string_rest(s, _plain(p, end), end, flags)
 
 
 cdef cursor _string_rest(Scan* s, cursor p, cursor end, int flags) noexcept:
