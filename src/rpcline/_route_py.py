@@ -555,8 +555,9 @@ class Route(tuple):  # type: ignore[type-arg]
         if not all_ids:
             raise ValueError(NO_ID)
         value = encode_id(new_id)
-        line = self[8] if type(self[8]) is bytes else self[8].encode()
-        pieces, at = [], 0
+        line: bytes = self[8] if type(self[8]) is bytes else self[8].encode()
+        pieces: list[bytes] = []
+        at = 0
         for start, end in all_ids:
             pieces += (line[at:start], value)
             at = end
@@ -630,21 +631,20 @@ def _reason(error: _Invalid) -> str:
 
 def route(line: str | bytes | bytearray | memoryview) -> Route:
     """Classify one line as ``parse`` does, decoding only its id, jsonrpc and method."""
-    if type(line) is not bytes:
-        line = _routable(line)
-    if type(line) is str:
+    routable = line if type(line) is bytes else _routable(line)
+    if isinstance(routable, str):
         try:
-            data = line.encode()
+            data = routable.encode()
         except UnicodeEncodeError as error:
-            return _parse_error(line, STR_SURROGATE.format(error.start))
+            return _parse_error(routable, STR_SURROGATE.format(error.start))
     else:
-        data = line
+        data = routable
     s = _Scan(data)
     try:
         _scan(s)
     except _Invalid as error:
-        return _parse_error(line, _reason(error))
-    return _classify(line, s)
+        return _parse_error(routable, _reason(error))
+    return _classify(routable, s)
 
 
 def _classify(line: bytes | str, s: _Scan) -> Route:
