@@ -2,6 +2,7 @@
 # lines without going through Python calls.
 
 cimport cython
+from libc.string cimport memcmp
 
 
 cdef class ProtocolError:
@@ -50,3 +51,25 @@ cdef class Refused:
 
 cdef object _parse_decodable(object line)
 cdef Refused _parse_error(str reason)
+
+
+# The top-level members the rules read, named by their UTF-8 bytes: shared by parse (on
+# decoded keys) and route (on raw member names).
+cdef enum Member:
+    M_OTHER, M_ID, M_JSONRPC, M_METHOD, M_PARAMS, M_RESULT, M_ERROR
+
+
+cdef inline Member member_named(const unsigned char* name, Py_ssize_t size) noexcept:
+    if size == 2:
+        return M_ID if name[0] == 0x69 and name[1] == 0x64 else M_OTHER  # "id"
+    if size == 6:
+        if memcmp(name, b"method", 6) == 0:
+            return M_METHOD
+        if memcmp(name, b"params", 6) == 0:
+            return M_PARAMS
+        return M_RESULT if memcmp(name, b"result", 6) == 0 else M_OTHER
+    if size == 7:
+        return M_JSONRPC if memcmp(name, b"jsonrpc", 7) == 0 else M_OTHER
+    if size == 5:
+        return M_ERROR if memcmp(name, b"error", 5) == 0 else M_OTHER
+    return M_OTHER

@@ -310,29 +310,11 @@ cdef int _raise_pending() except -1:
     return -1  # "except -1": the exception already set is raised in the caller
 
 
-# The top-level members the rules read, found in one pass over the object.
-cdef enum Member:
-    OTHER, ID, JSONRPC, METHOD, PARAMS, RESULT, ERROR
-
-
 cdef inline Member _member(PyObject* key) noexcept:
     if not PyUnicode_CheckExact_ptr(key) or not PyUnicode_IS_COMPACT_ASCII(<object>key):
-        return OTHER
-    cdef Py_ssize_t size = PyUnicode_GET_LENGTH(<object>key)
-    cdef const char* name = <const char*>PyUnicode_DATA(<object>key)
-    if size == 2:
-        return ID if memcmp(name, b"id", 2) == 0 else OTHER
-    if size == 6:
-        if memcmp(name, b"method", 6) == 0:
-            return METHOD
-        if memcmp(name, b"params", 6) == 0:
-            return PARAMS
-        return RESULT if memcmp(name, b"result", 6) == 0 else OTHER
-    if size == 7:
-        return JSONRPC if memcmp(name, b"jsonrpc", 7) == 0 else OTHER
-    if size == 5:
-        return ERROR if memcmp(name, b"error", 5) == 0 else OTHER
-    return OTHER
+        return M_OTHER
+    return member_named(<const unsigned char*>PyUnicode_DATA(<object>key),
+                        PyUnicode_GET_LENGTH(<object>key))
 
 
 cdef inline bint _is_version_2_0(PyObject* value) noexcept:
@@ -363,15 +345,15 @@ cdef object _classify(object message):
     cdef Member member
     while PyDict_Next(message, &position, &key, &value):
         member = _member(key)
-        if member == ID:
+        if member == M_ID:
             found_id = value
-        elif member == JSONRPC:
+        elif member == M_JSONRPC:
             jsonrpc = value
-        elif member == METHOD:
+        elif member == M_METHOD:
             method = value
-        elif member == PARAMS:
+        elif member == M_PARAMS:
             found_params = value
-        elif member == RESULT or member == ERROR:
+        elif member == M_RESULT or member == M_ERROR:
             has_outcome = True
     # Step 4: an id, when present, is an exact int or str (bool, float and null are not).
     cdef object id = None

@@ -24,6 +24,9 @@ from libc.string cimport memcmp, memcpy
 
 import orjson
 
+from rpcline._message_c cimport (
+    M_ERROR, M_ID, M_JSONRPC, M_METHOD, M_OTHER, M_PARAMS, M_RESULT, Member, member_named
+)
 from rpcline._message_c cimport InvalidParams, InvalidRequest, ParseError, ProtocolError
 from rpcline._message_py import (
     BAD_ID as _BAD_ID,
@@ -202,9 +205,6 @@ cdef enum Value:
     V_STRING, V_INTEGER, V_FLOAT, V_LITERAL, V_OBJECT, V_ARRAY
 
 # The top-level member names the rules read; the twin's M_* constants.
-cdef enum Member:
-    M_OTHER, M_ID, M_JSONRPC, M_METHOD, M_PARAMS, M_RESULT, M_ERROR
-
 # A string's content, as far as decoding it goes.
 cdef enum:
     S_ESCAPED = 1
@@ -759,8 +759,8 @@ cdef inline Member _member(Scan* s, cursor name, cursor name_end) noexcept:
                 buffer[size] = _unescaped(p[1])
                 p += 2
             size += 1
-        return _member_name(buffer, size)
-    return _member_name(name, name_end - name)
+        return member_named(buffer, size)
+    return member_named(name, name_end - name)
 
 
 cdef inline unsigned char _unescaped(unsigned char c) noexcept:
@@ -775,22 +775,6 @@ cdef inline unsigned char _unescaped(unsigned char c) noexcept:
     if c == 0x74:
         return 0x09
     return c  # " \ /
-
-
-cdef inline Member _member_name(const unsigned char* name, Py_ssize_t size) noexcept:
-    if size == 2:
-        return M_ID if name[0] == 0x69 and name[1] == 0x64 else M_OTHER
-    if size == 6:
-        if memcmp(name, b"method", 6) == 0:
-            return M_METHOD
-        if memcmp(name, b"params", 6) == 0:
-            return M_PARAMS
-        return M_RESULT if memcmp(name, b"result", 6) == 0 else M_OTHER
-    if size == 7:
-        return M_JSONRPC if memcmp(name, b"jsonrpc", 7) == 0 else M_OTHER
-    if size == 5:
-        return M_ERROR if memcmp(name, b"error", 5) == 0 else M_OTHER
-    return M_OTHER
 
 
 cdef cursor _members(Scan* s, cursor p, cursor end) noexcept:
