@@ -76,7 +76,9 @@ class DecoyText(str):
         return len(DECOY)
 
 
-class DecoyData(bytes):
+class _DecoyBytesMethods:
+    """Conversion and sequence methods that all lie about a bytes-like object's content."""
+
     def __bytes__(self):
         return DECOY.encode()
 
@@ -90,18 +92,12 @@ class DecoyData(bytes):
         return len(DECOY)
 
 
-class DecoyBuffer(bytearray):
-    def __bytes__(self):
-        return DECOY.encode()
+class DecoyData(_DecoyBytesMethods, bytes):
+    pass
 
-    def __getitem__(self, index):
-        return DECOY.encode()[index]
 
-    def __iter__(self):
-        return iter(DECOY.encode())
-
-    def __len__(self):
-        return len(DECOY)
+class DecoyBuffer(_DecoyBytesMethods, bytearray):
+    pass
 
 
 @pytest.mark.parametrize("line", [LINES[2], LINES[10]], ids=["notification", "stray"])
