@@ -11,6 +11,7 @@ survives bad lines, as a gateway's loop must. Without FILE the generated corpus 
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
 import sys
 import tempfile
@@ -78,12 +79,19 @@ def wall_clock(path: Path | None, rounds: int) -> None:
     runs = contenders()
     samples: dict[str, list[float]] = {name: [] for name in runs}
     ratios: dict[str, list[float]] = {name: [] for name in runs}
+    names = list(runs)
     for round in range(rounds + 1):  # round 0 warms up and is dropped
         times = {}
-        for name, run in runs.items():
+        # Each round starts with the next contender: one that runs just after another has
+        # freed its results finds the allocator's memory warm, so a fixed order would bias.
+        turn = round % len(names)
+        for name in names[turn:] + names[:turn]:
+            run = runs[name]
             start = time.perf_counter()
-            run(buffer, lines)
+            results = run(buffer, lines)
             times[name] = time.perf_counter() - start
+            del results  # freeing them is the caller's business, and is timed for none
+            gc.collect()  # each run starts with the collector in the same state
         if round:
             for name, seconds in times.items():
                 samples[name].append(seconds * 1e9 / len(lines))
