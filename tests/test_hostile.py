@@ -3,8 +3,9 @@ implementations, nothing raises, and memory stays within the bound each test sta
 
 The memory bounds (the README's Reliability section quotes them):
 - one 100 MiB line: ``parse`` peaks at most 2.1x the line above it (orjson's padded copy
-  of the input and the decoded 100 MiB str); ``parse_lines`` at most 4.1x (its argument,
-  the line's own bytes, the decoder's copy, the str); a ``StreamParser`` at its line limit
+  of the input and the decoded 100 MiB str); ``parse_lines`` at most 3.1x in the Cython core
+  (its argument, the decoder's copy, the str: the line is decoded in place) and 4.1x in the
+  twin (which slices the line's own bytes out first); a ``StreamParser`` at its line limit
   plus 4 MiB, whatever the line's length;
 - a million tiny lines: ``parse_lines`` keeps every result (at most 400 bytes a line,
   results included); a ``StreamParser`` fed 64 KiB chunks grows by at most 8 MiB;
@@ -91,11 +92,11 @@ def within_decoder_peak(peak: int, line: bytes) -> bool:
 
 # --- a 100 MiB line ------------------------------------------------------------------------
 
-BIG_LINE = {  # case: (results, peak bound as a multiple of the line, or None: bytes)
+BIG_LINE = {  # case: (results, peak bound as a multiple of the line [per implementation])
     "parse": ([["Request", "tools/call", 100 * MIB, None]], 2.1),
     "parse-str": ([["Request", "tools/call", 100 * MIB, None]], 2.1),
     "parse_lines": ([["Request", "tools/call", 100 * MIB, None],
-                     ["Request", "tools/call", 0, None]], 4.1),
+                     ["Request", "tools/call", 0, None]], {"cython": 3.1, "python": 4.1}),
     "stream": ([["Refused", None, None, "line exceeds 16777216 bytes"],
                 ["Request", "tools/call", 0, None]], None),
 }
@@ -111,6 +112,8 @@ def test_a_100_mib_line(impl, case):
     report = json.loads(done.stdout)
     results, factor = BIG_LINE[case]
     assert report["results"] == results
+    if isinstance(factor, dict):
+        factor = factor[implementation]
     bound = factor * report["input_bytes"] if factor else 16 * MIB + 4 * MIB
     assert report["peak_above_baseline"] <= bound, report
 

@@ -134,6 +134,43 @@ def test_any_chunking_gives_parse_of_each_line(impl, stream, lines, cuts):
     assert [fields(r) for r in stream.parse_lines(data)] == want
 
 
+def sized_request(size: int) -> bytes:
+    """A request of exactly ``size`` bytes, the bulk in one string."""
+    head, tail = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"text":"', b'"}}'
+    return head + b"a" * (size - len(head) - len(tail)) + tail
+
+
+# Around the size from which the Cython core decodes a line through a view of the buffer
+# instead of a copy (16 KiB), and far past it; valid, truncated, stray and invalid UTF-8.
+LARGE_LINES = [
+    *(sized_request(size) for size in (16 * 1024 - 1, 16 * 1024, 16 * 1024 + 1, 1 << 20)),
+    sized_request(40_000)[:-2],
+    b"x" * 40_000,
+    sized_request(40_000).replace(b"aaaa", b"a\xffa", 1),
+    b"  " + sized_request(20_000) + b" \r",
+]
+
+
+@pytest.mark.parametrize("chunk_size", [4096, 65536, 1 << 22])
+def test_large_lines_give_parse_of_each_line(impl, stream, chunk_size):
+    data = b"\n".join([REQUEST, *LARGE_LINES, NOTE]) + b"\n"
+    want = [fields(r) for r in expected(impl, [REQUEST, *LARGE_LINES, NOTE])]
+    chunks = [data[i : i + chunk_size] for i in range(0, len(data), chunk_size)]
+    assert [fields(r) for r in feed_all(stream.StreamParser(), chunks)] == want
+    assert [fields(r) for r in stream.parse_lines(data)] == want
+    assert [fields(r) for r in stream.parse_lines(data[:-1])] == want  # no final LF
+
+
+def test_results_outlive_the_chunk_they_came_from(impl, stream):
+    line = sized_request(100_000)
+    chunk = bytearray(line + b"\n" + line[:50_000])
+    parser = stream.StreamParser()
+    first = parser.feed(chunk)
+    chunk[:] = b"z" * len(chunk)  # the caller reuses its buffer
+    second = parser.feed(line[50_000:] + b"\n")
+    assert [fields(r) for r in first + second] == [fields(impl.parse(line))] * 2
+
+
 def test_line_at_the_limit_passes_and_one_byte_more_is_refused(impl, stream):
     parser = stream.StreamParser(max_line_bytes=len(REQUEST))
     results = feed_all(parser, [REQUEST + b"\n", REQUEST + b" \n", REQUEST])

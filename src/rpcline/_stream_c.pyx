@@ -2,13 +2,14 @@
 """The Cython core of streams: ``_stream_py.py`` documents the behaviour, this mirrors it.
 
 Lines are found with memchr in the chunk's own buffer and handed to the core's C entry
-point as bytes, so no Python-level loop or split list stands between the bytes and the
-decoder.
+point, so no Python-level loop or split list stands between the bytes and the decoder:
+small lines as bytes, large ones as a view of the buffer they lie in (no copy).
 """
 
-from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
-from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE, PyByteArray_Resize
+from cpython.buffer cimport PyBUF_READ, PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from cpython.memoryview cimport PyMemoryView_FromMemory
 from libc.string cimport memchr, memcmp, memcpy
 
 from rpcline._message_c cimport _parse_decodable, _parse_error
@@ -19,6 +20,10 @@ from rpcline._stream_py import DEFAULT_MAX_LINE_BYTES, LINE_TOO_LONG
 cdef const char* BOM = b"\xef\xbb\xbf"
 # parse_lines holds a whole buffer anyway, so it needs no limit of its own.
 cdef Py_ssize_t _UNLIMITED = 2**62
+# Lines from this size on are decoded through a view instead of a copy (see _append).
+cdef Py_ssize_t _VIEW_BYTES = 16 * 1024
+# A parser's first allocation for a pending line, and the most it keeps between lines.
+cdef Py_ssize_t _PENDING_START = 4 * 1024
 
 
 def parse_lines(data):
@@ -38,7 +43,12 @@ cdef class StreamParser:
     next LF and parsing resumes after it. One parser serves one stream and one thread.
     """
 
-    cdef bytearray _buffer  # the current line's bytes from earlier chunks
+    # The current line's bytes from earlier chunks (the twin's bytearray). Its allocation
+    # grows fourfold up to the limit, so a line arriving in many chunks is copied about
+    # once, not once per chunk as a bytearray's exact-size growth would (quadratic time).
+    cdef char* _pending
+    cdef Py_ssize_t _pending_size
+    cdef Py_ssize_t _pending_capacity
     cdef Py_ssize_t _limit
     cdef bint _discarding  # inside an over-long line, dropping bytes up to its LF
     cdef bint _at_start  # a BOM may still be arriving
@@ -50,10 +60,14 @@ cdef class StreamParser:
         if max_line_bytes <= 0:
             raise ValueError(f"max_line_bytes must be positive, not {max_line_bytes}")
         self._limit = min(max_line_bytes, _UNLIMITED)
-        self._buffer = bytearray()
+        self._pending = NULL
+        self._pending_size = self._pending_capacity = 0
         self._discarding = False
         self._at_start = True
         self._closed = False
+
+    def __dealloc__(self):
+        PyMem_Free(self._pending)
 
     @property
     def max_line_bytes(self):
@@ -67,13 +81,13 @@ cdef class StreamParser:
         cdef Py_buffer view
         cdef Py_ssize_t skip = 0
         if self._at_start:
-            if PyByteArray_GET_SIZE(self._buffer):  # an earlier chunk began like a BOM
-                data = bytes(self._buffer) + bytes(data)
-                self._buffer.clear()
+            if self._pending_size:  # an earlier chunk began like a BOM
+                data = PyBytes_FromStringAndSize(self._pending, self._pending_size) + bytes(data)
+                self._drop_pending()
             PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
             try:
                 if view.len < 3 and memcmp(view.buf, BOM, view.len) == 0:
-                    _extend(self._buffer, <const char*>view.buf, view.len)
+                    self._keep(<const char*>view.buf, view.len)
                     return []
                 self._at_start = False
                 if view.len >= 3 and memcmp(view.buf, BOM, 3) == 0:
@@ -95,9 +109,8 @@ cdef class StreamParser:
         self._at_start = False
         results = []
         if not self._discarding:
-            _append(results, PyByteArray_AS_STRING(self._buffer),
-                    PyByteArray_GET_SIZE(self._buffer))
-        self._buffer.clear()
+            _append(results, self._pending, self._pending_size)
+        self._drop_pending()
         self._discarding = False
         return results
 
@@ -111,14 +124,13 @@ cdef class StreamParser:
             end = found - data
             if self._discarding:
                 self._discarding = False
-            elif PyByteArray_GET_SIZE(self._buffer):
-                _extend(self._buffer, data + start, end - start)
-                if PyByteArray_GET_SIZE(self._buffer) > limit:
+            elif self._pending_size:
+                if self._pending_size + end - start > limit:
                     results.append(_too_long(limit))
                 else:
-                    _append(results, PyByteArray_AS_STRING(self._buffer),
-                            PyByteArray_GET_SIZE(self._buffer))
-                self._buffer.clear()
+                    self._keep(data + start, end - start)
+                    _append(results, self._pending, self._pending_size)
+                self._drop_pending()
             elif end - start > limit:
                 results.append(_too_long(limit))
             else:
@@ -126,13 +138,37 @@ cdef class StreamParser:
             start = end + 1
             found = <const char*>memchr(data + start, ord('\n'), size - start)
         if not self._discarding:
-            if PyByteArray_GET_SIZE(self._buffer) + size - start > limit:
+            if self._pending_size + size - start > limit:
                 results.append(_too_long(limit))
-                self._buffer.clear()
+                self._drop_pending()
                 self._discarding = True
             else:
-                _extend(self._buffer, data + start, size - start)
+                self._keep(data + start, size - start)
         return results
+
+    cdef int _keep(self, const char* data, Py_ssize_t size) except -1:
+        """Append to the pending line; its size stays within the limit (_split sees to it)."""
+        cdef Py_ssize_t needed = self._pending_size + size
+        cdef Py_ssize_t capacity
+        cdef char* grown
+        if needed > self._pending_capacity:
+            capacity = max(needed, min(max(4 * self._pending_capacity, _PENDING_START), self._limit))
+            grown = <char*>PyMem_Realloc(self._pending, capacity)
+            if grown is NULL:
+                raise MemoryError()
+            self._pending, self._pending_capacity = grown, capacity
+        if size:
+            memcpy(self._pending + self._pending_size, data, size)
+            self._pending_size = needed
+        return 0
+
+    cdef void _drop_pending(self) noexcept:
+        """Forget the pending line; a large allocation goes with it, so as not to stay pinned."""
+        self._pending_size = 0
+        if self._pending_capacity > _PENDING_START:
+            PyMem_Free(self._pending)
+            self._pending = NULL
+            self._pending_capacity = 0
 
 
 cdef int _append(list results, const char* line, Py_ssize_t size) except -1:
@@ -140,21 +176,25 @@ cdef int _append(list results, const char* line, Py_ssize_t size) except -1:
     cdef Py_ssize_t position
     for position in range(size):
         if line[position] != ord(' ') and line[position] != ord('\t') and line[position] != ord('\r'):
-            results.append(_parse_decodable(PyBytes_FromStringAndSize(line, size)))
-            return 0
+            break
+    else:
+        return 0
+    if size < _VIEW_BYTES:
+        results.append(_parse_decodable(PyBytes_FromStringAndSize(line, size)))
+        return 0
+    # A large line is decoded where it lies: a view costs the same at any size, while a
+    # copy costs its size again and, past malloc's mmap threshold, fresh pages to fault in.
+    # The view is released at once, so nothing can read the memory after this call.
+    view = PyMemoryView_FromMemory(<char*>line, size, PyBUF_READ)
+    try:
+        results.append(_parse_decodable(view))
+    finally:
+        view.release()
     return 0
 
 
 cdef object _too_long(Py_ssize_t limit):
     return _parse_error(LINE_TOO_LONG.format(limit=limit))
-
-
-cdef int _extend(bytearray buffer, const char* data, Py_ssize_t size) except -1:
-    cdef Py_ssize_t old = PyByteArray_GET_SIZE(buffer)
-    if size:
-        PyByteArray_Resize(buffer, old + size)
-        memcpy(PyByteArray_AS_STRING(buffer) + old, data, size)
-    return 0
 
 
 cdef object _chunk_bytes(object chunk):

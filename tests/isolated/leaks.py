@@ -156,9 +156,20 @@ def stream_runs(stream):
             parser.feed(chunk)
         parser.close()
 
+    large = b'{"jsonrpc":"2.0","id":1,"method":"m","params":{"t":"' + b"a" * 20_000 + b'"}}\n'
+
+    def large_lines(n):  # n/100 lines past the view size: in place, and grown across chunks
+        for _ in range(n // 100):
+            stream.parse_lines(large)
+            parser = stream.StreamParser()
+            for start in range(0, len(large), 8192):
+                parser.feed(large[start:start + 8192])
+            parser.close()
+
     return {"parse_lines": parse_lines, "StreamParser, one for all lines": one_parser,
             "StreamParser, one per short stream (n/10)": parser_per_stream,
-            "StreamParser, over-long lines": over_long}
+            "StreamParser, over-long lines": over_long,
+            "large lines, parse_lines and chunked (n/100)": large_lines}
 
 
 def main() -> int:
