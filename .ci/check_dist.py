@@ -3,11 +3,11 @@
     python .ci/check_dist.py dist/*.tar.gz wheelhouse/*.whl
 
 A binary wheel holds the package's Python modules (the twins included), ``py.typed``, one
-compiled module per ``.pyx`` and its metadata, and nothing else: no C, no Cython sources,
-no tests. A pure-Python wheel (``RPCLINE_NO_EXTENSIONS=1``, tag ``py3-none-any``) holds the
-same without compiled modules. An sdist holds what a build without git needs: the Cython
-sources and ``.pxd``, the build files, the pinned build constraints, the tests and the example
-they run, and no generated C or build output.
+compiled module per ``.pyx`` (on Linux without debug info) and its metadata, and nothing
+else: no C, no Cython sources, no tests. A pure-Python wheel (``RPCLINE_NO_EXTENSIONS=1``,
+tag ``py3-none-any``) holds the same without compiled modules. An sdist holds what a build
+without git needs: the Cython sources and ``.pxd``, the build files, the pinned build
+constraints, the tests and the example they run, and no generated C or build output.
 
 The expected files come from the source tree this script sits in (git's list of tracked
 files when it is a checkout), so a module added there is expected everywhere. Exits 1 and
@@ -57,6 +57,7 @@ def source_files() -> dict[str, list[PurePosixPath]]:
 def check_wheel(path: Path, sources: dict[str, list[PurePosixPath]]) -> list[str]:
     with zipfile.ZipFile(path) as archive:
         names = [name for name in archive.namelist() if not name.endswith("/")]
+        debug = {name for name in names if _has_debug_info(archive.read(name))}
     pure = path.name.endswith("-py3-none-any.whl")
     problems = []
     expected = {f"{PACKAGE}/{module.name}" for module in sources["python"]} | {
@@ -78,6 +79,8 @@ def check_wheel(path: Path, sources: dict[str, list[PurePosixPath]]) -> list[str
             and stem in compiled
         ):
             compiled[stem].append(name)
+            if name in debug:
+                problems.append(f"{name}: carries debug info (build with CFLAGS=-g0)")
             continue
         kind = "a build leftover" if name.endswith(LEFTOVER_SUFFIXES) else "unexpected"
         problems.append(f"{name}: {kind}")
@@ -90,6 +93,11 @@ def check_wheel(path: Path, sources: dict[str, list[PurePosixPath]]) -> list[str
     if not any(name.endswith(".dist-info/METADATA") for name in names):
         problems.append("no .dist-info/METADATA")
     return problems
+
+
+def _has_debug_info(module: bytes) -> bool:
+    # An ELF module names its sections in a string table, DWARF's among them.
+    return module.startswith(b"\x7fELF") and b".debug_info" in module
 
 
 def check_sdist(path: Path, sources: dict[str, list[PurePosixPath]]) -> list[str]:
