@@ -270,6 +270,10 @@ cdef unsigned char SPECIAL[256]
 cdef int _code
 for _code in range(256):
     SPECIAL[_code] = _code == 0x22 or _code == 0x5C or _code < 0x20 or _code >= 0x80
+# JSON whitespace: space, tab, LF, CR.
+cdef unsigned char IS_WHITESPACE[256]
+for _code in range(256):
+    IS_WHITESPACE[_code] = _code <= 32 and (WHITESPACE >> _code) & 1
 # The letters of the one-letter escapes: " \ / b f n r t.
 cdef unsigned char SIMPLE_ESCAPE[256]
 for _code in range(256):
@@ -351,7 +355,8 @@ cdef inline cursor _unexpected(Scan* s, cursor p, cursor end) noexcept:
 
 
 cdef inline cursor _whitespace(cursor p) noexcept:
-    while p[0] <= 32 and (WHITESPACE >> p[0]) & 1:  # the NUL after the line stops it
+    # One load and test per byte; compact JSON, the usual kind, has none to skip.
+    while IS_WHITESPACE[p[0]]:  # the NUL after the line stops it
         p += 1
     return p
 
@@ -708,17 +713,30 @@ cdef cursor _value(Scan* s, cursor p, cursor end, int depth) noexcept:
     return _unexpected(s, p, end)
 
 
+cdef inline cursor _token(cursor p, unsigned char expected) noexcept:
+    """``p`` when ``expected`` is there, else the first byte after whitespace.
+
+    Compact JSON, the usual kind, has no whitespace: the byte the grammar expects is
+    tested first, and whitespace only where it is not found.
+    """
+    if p[0] == expected:
+        return p
+    return _whitespace(p)
+
+
 cdef inline cursor _name(Scan* s, cursor p, cursor end) noexcept:
-    """Validate a member name and its colon at ``p``; the value's first byte, or NULL."""
+    """Validate a member name and its colon at ``p`` (or after whitespace); the byte after
+    the colon, or NULL. Whitespace before the value is left to ``_container``."""
+    p = _token(p, 0x22)
     if p[0] != 0x22:
         return _unexpected(s, p, end)
     p = _string(s, p, end)
     if p == NULL:
         return NULL
-    p = _whitespace(p)
+    p = _token(p, 0x3A)
     if p[0] != 0x3A:
         return _unexpected(s, p, end)
-    return _whitespace(p + 1)
+    return p + 1
 
 
 cdef cursor _container(Scan* s, cursor p, cursor end, int outer) noexcept:
@@ -734,7 +752,7 @@ cdef cursor _container(Scan* s, cursor p, cursor end, int outer) noexcept:
     cdef int level
     cdef unsigned char c
     cdef bint in_object = False
-    while True:  # p at a value, whitespace skipped
+    while True:  # p at a value, or at whitespace before it
         c = p[0]
         if c == 0x22:
             p = _string(s, p, end)
@@ -743,10 +761,10 @@ cdef cursor _container(Scan* s, cursor p, cursor end, int outer) noexcept:
             if depth > MAX_DEPTH:
                 return _fail(s, E_DEPTH, p)
             level = depth - outer
-            p = _whitespace(p + 1)
             in_object = c == 0x7B
             if in_object:
                 objects[level >> 6] |= 1ULL << (level & 63)
+                p = _token(p + 1, 0x22)
                 if p[0] != 0x7D:
                     p = _name(s, p, end)
                     if p == NULL:
@@ -754,6 +772,7 @@ cdef cursor _container(Scan* s, cursor p, cursor end, int outer) noexcept:
                     continue
             else:
                 objects[level >> 6] &= ~(1ULL << (level & 63))
+                p = _whitespace(p + 1)
                 if p[0] != 0x5D:
                     continue
             p += 1  # an empty container: closed at once
@@ -766,21 +785,26 @@ cdef cursor _container(Scan* s, cursor p, cursor end, int outer) noexcept:
             p = _number(s, p, end)
         elif c == 0x74 or c == 0x66 or c == 0x6E:
             p = _literal(s, p, end)
+        elif IS_WHITESPACE[c]:
+            p = _whitespace(p)
+            continue
         else:
             return _unexpected(s, p, end)
         if p == NULL:
             return NULL
         while True:  # p after a value
-            p = _whitespace(p)
             c = p[0]
             if c == 0x2C:
-                p = _whitespace(p + 1)
+                p += 1
                 if in_object:
                     p = _name(s, p, end)
                     if p == NULL:
                         return NULL
                 break
             if c != (0x7D if in_object else 0x5D):
+                if IS_WHITESPACE[c]:
+                    p = _whitespace(p)
+                    continue
                 return _unexpected(s, p, end)
             p += 1
             depth -= 1
@@ -837,7 +861,7 @@ cdef cursor _members(Scan* s, cursor p, cursor end) noexcept:
     cdef cursor name
     cdef cursor start
     cdef Member member
-    p = _whitespace(p + 1)
+    p = _token(p + 1, 0x22)
     if p[0] == 0x7D:
         return p + 1
     while True:
@@ -848,7 +872,7 @@ cdef cursor _members(Scan* s, cursor p, cursor end) noexcept:
         if p == NULL:
             return NULL
         member = _member(s, name, p - 1)
-        p = _whitespace(p)
+        p = _token(p, 0x3A)
         if p[0] != 0x3A:
             return _unexpected(s, p, end)
         start = _whitespace(p + 1)
@@ -857,9 +881,9 @@ cdef cursor _members(Scan* s, cursor p, cursor end) noexcept:
             return NULL
         if member != M_OTHER and _note(s, member, start - s.base, p - s.base) < 0:
             return _fail(s, E_MEMORY, start)
-        p = _whitespace(p)
+        p = _token(p, 0x2C)
         if p[0] == 0x2C:
-            p = _whitespace(p + 1)
+            p = _token(p + 1, 0x22)
         elif p[0] == 0x7D:
             return p + 1
         else:
