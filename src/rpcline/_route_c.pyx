@@ -235,13 +235,18 @@ cdef extern from *:
     }
     /* Ask for every cache line of a line's first 2 KB (and its NUL) before scanning: the
        scan's loads depend on what it has read, so a line not in cache would otherwise
-       arrive one miss after another. Longer lines are left to the hardware prefetcher. */
+       arrive one miss after another. Longer lines are left to the hardware prefetcher.
+       The first lines are asked for whatever the size, with no branch to mispredict (a
+       prefetch past the data is harmless). */
     #define RPCLINE_PREFETCH_BYTES 2048
     static inline void rpcline_prefetch(const unsigned char *p, Py_ssize_t size) {
     #if defined(__GNUC__) || defined(__clang__)
         const unsigned char *line = (const unsigned char *)((uintptr_t)p & ~(uintptr_t)63);
         const unsigned char *last = p + (size < RPCLINE_PREFETCH_BYTES ? size : RPCLINE_PREFETCH_BYTES);
-        for (line += 64; line <= last; line += 64)  /* the first one is being read already */
+        __builtin_prefetch(line + 64);  /* the first one is being read already */
+        __builtin_prefetch(line + 128);
+        __builtin_prefetch(line + 192);
+        for (line += 256; line <= last; line += 64)
             __builtin_prefetch(line);
     #else
         (void)p; (void)size;
