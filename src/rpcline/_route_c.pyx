@@ -274,8 +274,7 @@ ctypedef const unsigned char* cursor
 
 cdef enum:
     MAX_DEPTH = 1024  # orjson's nesting limit, the twin's MAX_DEPTH
-    DEPTH_WORDS = 17  # a bit per level: MAX_DEPTH // 64 + 1
-assert MAX_DEPTH == _MAX_DEPTH and DEPTH_WORDS == MAX_DEPTH // 64 + 1
+assert MAX_DEPTH == _MAX_DEPTH
 
 # The reasons a parse error names, by error kind; ERROR_TEXTS in the twin, same order.
 cdef enum Error:
@@ -764,16 +763,15 @@ cdef inline cursor _name(Scan* s, cursor p, cursor end) noexcept:
 cdef cursor _container(Scan* s, cursor p, cursor end, int outer) noexcept:
     """Validate the object or array at ``p`` inside ``outer`` containers, without recursion.
 
-    A bit per level says whether it is an object; a level beyond MAX_DEPTH is refused
+    A byte per level holds its closing bracket; a level beyond MAX_DEPTH is refused
     where its bracket opens, as orjson does. Each turn of the outer loop reads one value;
     the inner loop reads what may follow a value: a comma (and the next member's name)
     or closing brackets.
     """
-    cdef uint64_t objects[DEPTH_WORDS]
+    cdef unsigned char closers[MAX_DEPTH + 1]  # by level, 1 to MAX_DEPTH - outer
     cdef int depth = outer
-    cdef int level
     cdef unsigned char c
-    cdef bint in_object = False
+    cdef unsigned char close = 0  # the innermost open level's bracket: 0x7D } or 0x5D ]
     while True:  # p at a value, or at whitespace before it
         c = p[0]
         if c == 0x22:
@@ -782,10 +780,9 @@ cdef cursor _container(Scan* s, cursor p, cursor end, int outer) noexcept:
             depth += 1
             if depth > MAX_DEPTH:
                 return _fail(s, E_DEPTH, p)
-            level = depth - outer
-            in_object = c == 0x7B
-            if in_object:
-                objects[level >> 6] |= 1ULL << (level & 63)
+            close = c + 2  # { 0x7B to } 0x7D, [ 0x5B to ] 0x5D
+            closers[depth - outer] = close
+            if close == 0x7D:
                 p = _token(p + 1, 0x22)
                 if p[0] != 0x7D:
                     p = _name(s, p, end)
@@ -793,7 +790,6 @@ cdef cursor _container(Scan* s, cursor p, cursor end, int outer) noexcept:
                         return NULL
                     continue
             else:
-                objects[level >> 6] &= ~(1ULL << (level & 63))
                 p = _whitespace(p + 1)
                 if p[0] != 0x5D:
                     continue
@@ -801,8 +797,7 @@ cdef cursor _container(Scan* s, cursor p, cursor end, int outer) noexcept:
             depth -= 1
             if depth == outer:
                 return p
-            level = depth - outer
-            in_object = (objects[level >> 6] >> (level & 63)) & 1
+            close = closers[depth - outer]
         elif c == 0x2D or 0x30 <= c <= 0x39:
             p = _number(s, p, end)
         elif c == 0x74 or c == 0x66 or c == 0x6E:
@@ -818,12 +813,12 @@ cdef cursor _container(Scan* s, cursor p, cursor end, int outer) noexcept:
             c = p[0]
             if c == 0x2C:
                 p += 1
-                if in_object:
+                if close == 0x7D:
                     p = _name(s, p, end)
                     if p == NULL:
                         return NULL
                 break
-            if c != (0x7D if in_object else 0x5D):
+            if c != close:
                 if IS_WHITESPACE[c]:
                     p = _whitespace(p)
                     continue
@@ -832,8 +827,7 @@ cdef cursor _container(Scan* s, cursor p, cursor end, int outer) noexcept:
             depth -= 1
             if depth == outer:
                 return p
-            level = depth - outer
-            in_object = (objects[level >> 6] >> (level & 63)) & 1
+            close = closers[depth - outer]
 
 
 cdef inline Member _member(Scan* s, cursor name, cursor name_end) noexcept:
