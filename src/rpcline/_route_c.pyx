@@ -522,35 +522,40 @@ cdef inline cursor _string(Scan* s, cursor p, cursor end) noexcept:
     """Validate the string whose opening quote is at ``p``; the byte after it, or NULL.
 
     Sets ``s.string_flags`` (escaped, non-ASCII) for the decoding of top-level values.
-    Inline only for the usual string, plain ASCII closed within 16 bytes (or 8).
+    Inline only for the usual string, plain ASCII closed within 16 bytes (or 8); any
+    other goes on from the first byte that block did not clear.
     """
     cdef unsigned int mask
     cdef uint64_t found
+    cdef cursor stop
     if SIMD and end - p >= 17:
         mask = _special16(p + 1)
-        if mask and p[1 + _ctz64(mask)] == 0x22:
+        if mask == 0:  # 16 plain bytes: a longer string
+            return _string_body(s, p, p + 17, end)
+        stop = p + 1 + _ctz64(mask)
+        if stop[0] == 0x22:
             s.string_flags = 0
-            return p + 2 + _ctz64(mask)
+            return stop + 1
+        return _string_body(s, p, stop, end)
     elif not SIMD and end - p >= 9:
         found = _special(_load64(p + 1))
         if found and p[1 + (_ctz64(found) >> 3)] == 0x22:
             s.string_flags = 0
             return p + 2 + (_ctz64(found) >> 3)
-    return _string_body(s, p, end)
+    return _string_body(s, p, p + 1, end)
 
 
-cdef cursor _string_body(Scan* s, cursor p, cursor end) noexcept:
+cdef cursor _string_body(Scan* s, cursor start, cursor p, cursor end) noexcept:
     """``_string`` for any other string: long, escaped, non-ASCII, near the end or invalid.
 
+    ``start`` is the opening quote, and the bytes between it and ``p`` are plain ASCII.
     With SSE2, from a non-ASCII byte UTF-8 is validated a block at a time. A block found
     invalid sends the string to the exact scan (``_string_rest``), which finds and words
     the first error as the twin does: the block check can only cost time, never change
     an answer.
     """
-    cdef cursor start = p
     cdef int advance
     cdef int flags = 0
-    p += 1
     if SIMD:
         while True:
             p = _plain_blocks(p, end)
