@@ -212,27 +212,6 @@ cdef extern from *:
         (void)end; return p;
     }
     #endif
-    /* The first byte from p that is not a decimal digit, up to 16 digits in one step:
-       no branch per digit, whose loop exit the lengths of ids and counts make hard to
-       predict. */
-    static inline const unsigned char *rpcline_digits(const unsigned char *p,
-                                                      const unsigned char *end) {
-    #if RPCLINE_SIMD
-        if (end - p >= 16) {
-            __m128i v = _mm_loadu_si128((const __m128i *)p);
-            unsigned int other = 0xFFFFu & ~(unsigned int)_mm_movemask_epi8(_mm_and_si128(
-                _mm_cmpgt_epi8(v, _mm_set1_epi8(0x2F)), _mm_cmplt_epi8(v, _mm_set1_epi8(0x3A))));
-            if (other)
-                return p + rpcline_low32(other);
-            p += 16;
-        }
-    #else
-        (void)end;
-    #endif
-        while (*p >= 0x30 && *p <= 0x39)  /* the NUL after the line stops it */
-            p++;
-        return p;
-    }
     /* Ask for every cache line of a line's first 2 KB (and its NUL) before scanning: the
        scan's loads depend on what it has read, so a line not in cache would otherwise
        arrive one miss after another. Longer lines are left to the hardware prefetcher.
@@ -266,8 +245,6 @@ cdef extern from *:
     unsigned int _special16 "rpcline_special16"(const unsigned char*) noexcept nogil
     int _utf8_block "rpcline_utf8_block"(const unsigned char*) noexcept nogil
     const unsigned char* _plain_blocks "rpcline_plain_blocks"(
-        const unsigned char*, const unsigned char*) noexcept nogil
-    const unsigned char* _digits "rpcline_digits"(
         const unsigned char*, const unsigned char*) noexcept nogil
 
 ctypedef const unsigned char* cursor
@@ -604,6 +581,12 @@ cdef cursor _string_rest(Scan* s, cursor p, cursor end, int flags) noexcept:
         p = _plain(p, end)
 
 
+cdef inline cursor _digits(cursor p) noexcept:
+    while 0x30 <= p[0] <= 0x39:
+        p += 1
+    return p
+
+
 cdef cursor _number(Scan* s, cursor p, cursor end) noexcept:
     """Validate the number at ``p``; the byte after it, or NULL. Sets ``s.value``.
 
@@ -619,7 +602,7 @@ cdef cursor _number(Scan* s, cursor p, cursor end) noexcept:
         if 0x30 <= p[0] <= 0x39:
             return _fail(s, E_LEADING_ZERO, p - 1)
     elif 0x31 <= p[0] <= 0x39:
-        p = _digits(p + 1, end)
+        p = _digits(p + 1)
     else:
         return _unexpected(s, p, end)
     cdef cursor integer_end = p
@@ -633,7 +616,7 @@ cdef cursor _number(Scan* s, cursor p, cursor end) noexcept:
         p = fraction
         if not 0x30 <= p[0] <= 0x39:
             return _unexpected(s, p, end)
-        p = _digits(p, end)
+        p = _digits(p)
         fraction_end = p
     if p[0] == 0x65 or p[0] == 0x45:  # e E
         s.value = V_FLOAT
@@ -643,7 +626,7 @@ cdef cursor _number(Scan* s, cursor p, cursor end) noexcept:
         exponent = p
         if not 0x30 <= p[0] <= 0x39:
             return _unexpected(s, p, end)
-        p = _digits(p, end)
+        p = _digits(p)
     if (exponent != NULL or integer_end - integer >= THRESHOLD_DIGITS) and _is_infinite(
         integer, integer_end, fraction, fraction_end, exponent, p
     ):
