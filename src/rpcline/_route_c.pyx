@@ -192,12 +192,12 @@ cdef extern from *:
                 return p + rpcline_low32(m);
         }
         for (; end - p >= 64; p += 64) {
+            __m128i a = rpcline_special_bytes(p), b = rpcline_special_bytes(p + 16);
+            __m128i c = rpcline_special_bytes(p + 32), d = rpcline_special_bytes(p + 48);
             /* A long string is read at memory speed: ask for its bytes 2 KB ahead (past
                the end is harmless), which the hardware prefetcher alone does too late
                for a line not in cache. */
             _mm_prefetch((const char *)(p + 2048), _MM_HINT_T0);
-            __m128i a = rpcline_special_bytes(p), b = rpcline_special_bytes(p + 16);
-            __m128i c = rpcline_special_bytes(p + 32), d = rpcline_special_bytes(p + 48);
             if (_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d)))) {
                 uint64_t found = (uint64_t)(unsigned int)_mm_movemask_epi8(a)
                     | ((uint64_t)(unsigned int)_mm_movemask_epi8(b) << 16)
@@ -533,8 +533,13 @@ cdef inline cursor _string(Scan* s, cursor p, cursor end) noexcept:
 
 
 cdef inline cursor _key(Scan* s, cursor p, cursor end) noexcept:
-    """``_string`` for a member name: a byte loop, whose exits the predictor learns (names
-    recur in the same order), where a block's mask makes every step wait for the count."""
+    """``_string`` for a member name, by a byte loop.
+
+    Names recur in the same order message after message, so the predictor learns where
+    the loop ends and the scan reads on speculatively; a block's mask would make it wait
+    for the mask and its count instead. A name that is long or holds an escape or a
+    non-ASCII byte goes on to ``_string_body`` from that byte.
+    """
     cdef cursor q = p + 1
     while not SPECIAL[q[0]]:  # the NUL after the line is special
         q += 1
