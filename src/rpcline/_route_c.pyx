@@ -100,16 +100,29 @@ cdef extern from *:
         return 31u - (unsigned int)__builtin_clz(x);
     #endif
     }
+    static inline int rpcline_ctz64(uint64_t x) {
+    #if defined(_MSC_VER)
+        unsigned long i;
+        _BitScanForward64(&i, x);
+        return (int)i;
+    #else
+        return __builtin_ctzll(x);
+    #endif
+    }
     #if (defined(__SSE2__) || defined(_M_X64) || defined(_M_AMD64)) && !defined(RPCLINE_NO_SIMD)
     #include <emmintrin.h>
     #define RPCLINE_SIMD 1
-    static inline unsigned int rpcline_special16(const unsigned char *p) {
+    /* 0xFF for each quote, backslash, control character and non-ASCII byte: a signed
+       compare with 0x20 finds the last two at once. */
+    static inline __m128i rpcline_special_bytes(const unsigned char *p) {
         __m128i v = _mm_loadu_si128((const __m128i *)p);
-        __m128i m = _mm_or_si128(
+        return _mm_or_si128(
             _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(0x22)),
                          _mm_cmpeq_epi8(v, _mm_set1_epi8(0x5C))),
             _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
-        return (unsigned int)_mm_movemask_epi8(m);
+    }
+    static inline unsigned int rpcline_special16(const unsigned char *p) {
+        return (unsigned int)_mm_movemask_epi8(rpcline_special_bytes(p));
     }
     /* Bytes [0, limit] of a block whose bytes >= 0x80 are v's: is the UTF-8 before
        position limit valid, with no sequence running into it? One mask bit per byte:
@@ -161,23 +174,77 @@ cdef extern from *:
             return -1;
         return (int)(limit == 16 ? crossing : limit);
     }
+    /* The first byte from p that stops a string body or is non-ASCII, looking in whole
+       16-byte blocks only; else the start of the last, incomplete block. Most strings
+       end, or meet their next escape, within two blocks: those are tested one at a
+       time (a 64-byte step costs four). Longer runs of plain text (base64 above all)
+       go 64 bytes a step, with one mask test. */
+    #define RPCLINE_SINGLE_BLOCKS 2
+    static inline const unsigned char *rpcline_plain_blocks(const unsigned char *p,
+                                                            const unsigned char *end) {
+        unsigned int m;
+        int i;
+        for (i = 0; i < RPCLINE_SINGLE_BLOCKS; i++, p += 16) {
+            if (end - p < 16)
+                return p;
+            m = rpcline_special16(p);
+            if (m)
+                return p + rpcline_low32(m);
+        }
+        for (; end - p >= 64; p += 64) {
+            __m128i a = rpcline_special_bytes(p), b = rpcline_special_bytes(p + 16);
+            __m128i c = rpcline_special_bytes(p + 32), d = rpcline_special_bytes(p + 48);
+            /* A long string is read at memory speed: ask for its bytes 2 KB ahead (past
+               the end is harmless), which the hardware prefetcher alone does too late
+               for a line not in cache. */
+            _mm_prefetch((const char *)(p + 2048), _MM_HINT_T0);
+            if (_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d)))) {
+                uint64_t found = (uint64_t)(unsigned int)_mm_movemask_epi8(a)
+                    | ((uint64_t)(unsigned int)_mm_movemask_epi8(b) << 16)
+                    | ((uint64_t)(unsigned int)_mm_movemask_epi8(c) << 32)
+                    | ((uint64_t)(unsigned int)_mm_movemask_epi8(d) << 48);
+                return p + rpcline_ctz64(found);
+            }
+        }
+        for (; end - p >= 16; p += 16) {
+            m = rpcline_special16(p);
+            if (m)
+                return p + rpcline_low32(m);
+        }
+        return p;
+    }
     #else
     #define RPCLINE_SIMD 0
     static inline unsigned int rpcline_special16(const unsigned char *p) { (void)p; return 0; }
     static inline int rpcline_utf8_block(const unsigned char *p) { (void)p; return -1; }
+    static inline const unsigned char *rpcline_plain_blocks(const unsigned char *p,
+                                                            const unsigned char *end) {
+        (void)end; return p;
+    }
     #endif
-    static inline int rpcline_ctz64(uint64_t x) {
-    #if defined(_MSC_VER)
-        unsigned long i;
-        _BitScanForward64(&i, x);
-        return (int)i;
+    /* Ask for every cache line of a line's first 2 KB (and its NUL) before scanning: the
+       scan's loads depend on what it has read, so a line not in cache would otherwise
+       arrive one miss after another. Longer lines are left to the hardware prefetcher.
+       The first lines are asked for whatever the size, with no branch to mispredict (a
+       prefetch past the data is harmless). */
+    #define RPCLINE_PREFETCH_BYTES 2048
+    static inline void rpcline_prefetch(const unsigned char *p, Py_ssize_t size) {
+    #if defined(__GNUC__) || defined(__clang__)
+        const unsigned char *line = (const unsigned char *)((uintptr_t)p & ~(uintptr_t)63);
+        const unsigned char *last = p + (size < RPCLINE_PREFETCH_BYTES ? size : RPCLINE_PREFETCH_BYTES);
+        __builtin_prefetch(line + 64);  /* the first one is being read already */
+        __builtin_prefetch(line + 128);
+        __builtin_prefetch(line + 192);
+        for (line += 256; line <= last; line += 64)
+            __builtin_prefetch(line);
     #else
-        return __builtin_ctzll(x);
+        (void)p; (void)size;
     #endif
     }
     """
     uint64_t _load64 "rpcline_load64"(const unsigned char*) noexcept nogil
     int _ctz64 "rpcline_ctz64"(uint64_t) noexcept nogil
+    void _prefetch "rpcline_prefetch"(const unsigned char*, Py_ssize_t) noexcept nogil
     const uint64_t ONES "RPCLINE_ONES"
     const uint64_t HIGHS "RPCLINE_HIGHS"
     const uint64_t QUOTES "RPCLINE_QUOTES"
@@ -187,13 +254,14 @@ cdef extern from *:
     const bint SIMD "RPCLINE_SIMD"
     unsigned int _special16 "rpcline_special16"(const unsigned char*) noexcept nogil
     int _utf8_block "rpcline_utf8_block"(const unsigned char*) noexcept nogil
+    const unsigned char* _plain_blocks "rpcline_plain_blocks"(
+        const unsigned char*, const unsigned char*) noexcept nogil
 
 ctypedef const unsigned char* cursor
 
 cdef enum:
     MAX_DEPTH = 1024  # orjson's nesting limit, the twin's MAX_DEPTH
-    DEPTH_WORDS = 17  # a bit per level: MAX_DEPTH // 64 + 1
-assert MAX_DEPTH == _MAX_DEPTH and DEPTH_WORDS == MAX_DEPTH // 64 + 1
+assert MAX_DEPTH == _MAX_DEPTH
 
 # The reasons a parse error names, by error kind; ERROR_TEXTS in the twin, same order.
 cdef enum Error:
@@ -216,6 +284,14 @@ cdef unsigned char SPECIAL[256]
 cdef int _code
 for _code in range(256):
     SPECIAL[_code] = _code == 0x22 or _code == 0x5C or _code < 0x20 or _code >= 0x80
+# JSON whitespace: space, tab, LF, CR.
+cdef unsigned char IS_WHITESPACE[256]
+for _code in range(256):
+    IS_WHITESPACE[_code] = _code <= 32 and (WHITESPACE >> _code) & 1
+# The letters of the one-letter escapes: " \ / b f n r t.
+cdef unsigned char SIMPLE_ESCAPE[256]
+for _code in range(256):
+    SIMPLE_ESCAPE[_code] = _code in b'"\\/bfnrt'
 # The 309 digits of 2**1024 - 2**970, the least decimal that rounds to infinity as a
 # double (the tie rounds to even, which is infinity); an 8-byte-aligned copy.
 cdef bytes _THRESHOLD = INFINITY_THRESHOLD
@@ -293,7 +369,8 @@ cdef inline cursor _unexpected(Scan* s, cursor p, cursor end) noexcept:
 
 
 cdef inline cursor _whitespace(cursor p) noexcept:
-    while p[0] <= 32 and (WHITESPACE >> p[0]) & 1:  # the NUL after the line stops it
+    # One load and test per byte; compact JSON, the usual kind, has none to skip.
+    while IS_WHITESPACE[p[0]]:  # the NUL after the line stops it
         p += 1
     return p
 
@@ -315,13 +392,8 @@ cdef inline uint64_t _special(uint64_t word) noexcept:
 cdef inline cursor _plain(cursor p, cursor end) noexcept:
     """The first byte from ``p`` that stops a string body, or ``end``."""
     cdef uint64_t found, more
-    cdef unsigned int mask
     if SIMD:  # a compile-time constant: one of the two paths is compiled
-        while end - p >= 16:
-            mask = _special16(p)
-            if mask:
-                return p + _ctz64(mask)
-            p += 16
+        p = _plain_blocks(p, end)  # the stop, or the last incomplete block (read below)
     else:
         if end - p >= 8:  # member names and short values end within the first word
             found = _special(_load64(p))
@@ -363,14 +435,21 @@ cdef inline int _hex4(cursor p) noexcept:
     return value
 
 
-cdef cursor _escape(Scan* s, cursor p, cursor end) noexcept:
-    """Validate the escape at ``p`` (a backslash); the byte after it, or NULL."""
+cdef inline cursor _escape(Scan* s, cursor p, cursor end) noexcept:
+    """Validate the escape at ``p`` (a backslash); the byte after it, or NULL.
+
+    The one-letter escapes (``\\n`` in text) are taken inline; ``\\u`` and errors are not.
+    """
+    if SIMPLE_ESCAPE[p[1]]:  # p[1] is at most the NUL after the line
+        return p + 2
+    return _unicode_escape(s, p, end)
+
+
+cdef cursor _unicode_escape(Scan* s, cursor p, cursor end) noexcept:
+    """``_escape`` for ``\\uXXXX`` and for what is no escape."""
     if end - p < 2:
         return _fail(s, E_END, end)
     cdef unsigned char c = p[1]
-    if (c == 0x22 or c == 0x5C or c == 0x2F or c == 0x62 or c == 0x66 or c == 0x6E
-            or c == 0x72 or c == 0x74):
-        return p + 2
     if c != 0x75:  # u
         return _fail(s, E_ESCAPE, p)
     if end - p < 6:
@@ -430,43 +509,62 @@ cdef inline cursor _string(Scan* s, cursor p, cursor end) noexcept:
     """Validate the string whose opening quote is at ``p``; the byte after it, or NULL.
 
     Sets ``s.string_flags`` (escaped, non-ASCII) for the decoding of top-level values.
-    Inline only for the usual string, plain ASCII closed within 16 bytes (or 8).
+    Inline only for the usual string, plain ASCII closed within 16 bytes (or 8); any
+    other goes on from the first byte that block did not clear.
     """
     cdef unsigned int mask
     cdef uint64_t found
+    cdef cursor stop
     if SIMD and end - p >= 17:
         mask = _special16(p + 1)
-        if mask and p[1 + _ctz64(mask)] == 0x22:
+        if mask == 0:  # 16 plain bytes: a longer string
+            return _string_body(s, p, p + 17, end)
+        stop = p + 1 + _ctz64(mask)
+        if stop[0] == 0x22:
             s.string_flags = 0
-            return p + 2 + _ctz64(mask)
+            return stop + 1
+        return _string_body(s, p, stop, end)
     elif not SIMD and end - p >= 9:
         found = _special(_load64(p + 1))
         if found and p[1 + (_ctz64(found) >> 3)] == 0x22:
             s.string_flags = 0
             return p + 2 + (_ctz64(found) >> 3)
-    return _string_body(s, p, end)
+    return _string_body(s, p, p + 1, end)
 
 
-cdef cursor _string_body(Scan* s, cursor p, cursor end) noexcept:
+cdef inline cursor _key(Scan* s, cursor p, cursor end) noexcept:
+    """``_string`` for a member name, by a byte loop.
+
+    Names recur in the same order message after message, so the predictor learns where
+    the loop ends and the scan reads on speculatively; a block's mask would make it wait
+    for the mask and its count instead. A name that is long or holds an escape or a
+    non-ASCII byte goes on to ``_string_body`` from that byte.
+    """
+    cdef cursor q = p + 1
+    while not SPECIAL[q[0]]:  # the NUL after the line is special
+        q += 1
+    if q[0] == 0x22:
+        s.string_flags = 0
+        return q + 1
+    return _string_body(s, p, q, end)
+
+
+cdef cursor _string_body(Scan* s, cursor start, cursor p, cursor end) noexcept:
     """``_string`` for any other string: long, escaped, non-ASCII, near the end or invalid.
 
+    ``start`` is the opening quote, and the bytes between it and ``p`` are plain ASCII.
     With SSE2, from a non-ASCII byte UTF-8 is validated a block at a time. A block found
     invalid sends the string to the exact scan (``_string_rest``), which finds and words
     the first error as the twin does: the block check can only cost time, never change
     an answer.
     """
-    cdef cursor start = p
-    cdef unsigned int mask
     cdef int advance
     cdef int flags = 0
-    p += 1
     if SIMD:
-        while end - p >= 16:
-            mask = _special16(p)
-            if mask == 0:
-                p += 16
-                continue
-            p += _ctz64(mask)
+        while True:
+            p = _plain_blocks(p, end)
+            if end - p < 16:
+                break
             if p[0] == 0x22:
                 s.string_flags = flags
                 return p + 1
@@ -477,14 +575,12 @@ cdef cursor _string_body(Scan* s, cursor p, cursor end) noexcept:
                     return NULL
             elif p[0] < 0x20:
                 return _fail(s, E_CONTROL, p)
-            elif end - p >= 16:  # non-ASCII
+            else:  # non-ASCII
                 advance = _utf8_block(p)
                 if advance < 0:
                     return _string_rest(s, _plain(start + 1, end), end, 0)
                 flags |= S_NON_ASCII
                 p += advance
-            else:
-                break
     return _string_rest(s, _plain(p, end), end, flags)
 
 
@@ -653,33 +749,45 @@ cdef cursor _value(Scan* s, cursor p, cursor end, int depth) noexcept:
     return _unexpected(s, p, end)
 
 
+cdef inline cursor _token(cursor p, unsigned char expected) noexcept:
+    """``p`` when ``expected`` is there, else the first byte after whitespace.
+
+    Compact JSON, the usual kind, has no whitespace: the byte the grammar expects is
+    tested first, and whitespace only where it is not found.
+    """
+    if p[0] == expected:
+        return p
+    return _whitespace(p)
+
+
 cdef inline cursor _name(Scan* s, cursor p, cursor end) noexcept:
-    """Validate a member name and its colon at ``p``; the value's first byte, or NULL."""
+    """Validate a member name and its colon at ``p`` (or after whitespace); the byte after
+    the colon, or NULL. Whitespace before the value is left to ``_container``."""
+    p = _token(p, 0x22)
     if p[0] != 0x22:
         return _unexpected(s, p, end)
-    p = _string(s, p, end)
+    p = _key(s, p, end)
     if p == NULL:
         return NULL
-    p = _whitespace(p)
+    p = _token(p, 0x3A)
     if p[0] != 0x3A:
         return _unexpected(s, p, end)
-    return _whitespace(p + 1)
+    return p + 1
 
 
 cdef cursor _container(Scan* s, cursor p, cursor end, int outer) noexcept:
     """Validate the object or array at ``p`` inside ``outer`` containers, without recursion.
 
-    A bit per level says whether it is an object; a level beyond MAX_DEPTH is refused
+    A byte per level holds its closing bracket; a level beyond MAX_DEPTH is refused
     where its bracket opens, as orjson does. Each turn of the outer loop reads one value;
     the inner loop reads what may follow a value: a comma (and the next member's name)
     or closing brackets.
     """
-    cdef uint64_t objects[DEPTH_WORDS]
+    cdef unsigned char closers[MAX_DEPTH + 1]  # by level, 1 to MAX_DEPTH - outer
     cdef int depth = outer
-    cdef int level
     cdef unsigned char c
-    cdef bint in_object = False
-    while True:  # p at a value, whitespace skipped
+    cdef unsigned char close = 0  # the innermost open level's bracket: 0x7D } or 0x5D ]
+    while True:  # p at a value, or at whitespace before it
         c = p[0]
         if c == 0x22:
             p = _string(s, p, end)
@@ -687,52 +795,54 @@ cdef cursor _container(Scan* s, cursor p, cursor end, int outer) noexcept:
             depth += 1
             if depth > MAX_DEPTH:
                 return _fail(s, E_DEPTH, p)
-            level = depth - outer
-            p = _whitespace(p + 1)
-            in_object = c == 0x7B
-            if in_object:
-                objects[level >> 6] |= 1ULL << (level & 63)
+            close = c + 2  # { 0x7B to } 0x7D, [ 0x5B to ] 0x5D
+            closers[depth - outer] = close
+            if close == 0x7D:
+                p = _token(p + 1, 0x22)
                 if p[0] != 0x7D:
                     p = _name(s, p, end)
                     if p == NULL:
                         return NULL
                     continue
             else:
-                objects[level >> 6] &= ~(1ULL << (level & 63))
+                p = _whitespace(p + 1)
                 if p[0] != 0x5D:
                     continue
             p += 1  # an empty container: closed at once
             depth -= 1
             if depth == outer:
                 return p
-            level = depth - outer
-            in_object = (objects[level >> 6] >> (level & 63)) & 1
+            close = closers[depth - outer]
         elif c == 0x2D or 0x30 <= c <= 0x39:
             p = _number(s, p, end)
         elif c == 0x74 or c == 0x66 or c == 0x6E:
             p = _literal(s, p, end)
+        elif IS_WHITESPACE[c]:
+            p = _whitespace(p)
+            continue
         else:
             return _unexpected(s, p, end)
         if p == NULL:
             return NULL
         while True:  # p after a value
-            p = _whitespace(p)
             c = p[0]
             if c == 0x2C:
-                p = _whitespace(p + 1)
-                if in_object:
+                p += 1
+                if close == 0x7D:
                     p = _name(s, p, end)
                     if p == NULL:
                         return NULL
                 break
-            if c != (0x7D if in_object else 0x5D):
+            if c != close:
+                if IS_WHITESPACE[c]:
+                    p = _whitespace(p)
+                    continue
                 return _unexpected(s, p, end)
             p += 1
             depth -= 1
             if depth == outer:
                 return p
-            level = depth - outer
-            in_object = (objects[level >> 6] >> (level & 63)) & 1
+            close = closers[depth - outer]
 
 
 cdef inline Member _member(Scan* s, cursor name, cursor name_end) noexcept:
@@ -782,18 +892,18 @@ cdef cursor _members(Scan* s, cursor p, cursor end) noexcept:
     cdef cursor name
     cdef cursor start
     cdef Member member
-    p = _whitespace(p + 1)
+    p = _token(p + 1, 0x22)
     if p[0] == 0x7D:
         return p + 1
     while True:
         if p[0] != 0x22:
             return _unexpected(s, p, end)
         name = p + 1
-        p = _string(s, p, end)
+        p = _key(s, p, end)
         if p == NULL:
             return NULL
         member = _member(s, name, p - 1)
-        p = _whitespace(p)
+        p = _token(p, 0x3A)
         if p[0] != 0x3A:
             return _unexpected(s, p, end)
         start = _whitespace(p + 1)
@@ -802,9 +912,9 @@ cdef cursor _members(Scan* s, cursor p, cursor end) noexcept:
             return NULL
         if member != M_OTHER and _note(s, member, start - s.base, p - s.base) < 0:
             return _fail(s, E_MEMORY, start)
-        p = _whitespace(p)
+        p = _token(p, 0x2C)
         if p[0] == 0x2C:
-            p = _whitespace(p + 1)
+            p = _token(p + 1, 0x22)
         elif p[0] == 0x7D:
             return p + 1
         else:
@@ -861,6 +971,7 @@ cdef bint _scan(Scan* s) noexcept:
     ``s.base[s.size]`` must be a NUL byte (see above).
     """
     cdef cursor end = s.base + s.size
+    _prefetch(s.base, s.size)
     cdef cursor p = _whitespace(s.base)
     _reset(s)
     if p[0] == 0x7B:
@@ -900,6 +1011,35 @@ cdef object _text(Scan* s, Span span, int flags):
         return PyUnicode_DecodeUTF8(<const char*>buffer, _unescape(p, p + size, buffer), NULL)
     finally:
         PyMem_Free(buffer)
+
+
+# Recently routed method names, owned references or NULL, by a hash of their bytes: a
+# stream names a handful of methods again and again, and a str is immutable, so the one
+# made for a name is handed out again, sparing its allocation, copy and release. The GIL
+# is held throughout route().
+cdef enum:
+    RECENT_METHODS = 16
+    RECENT_METHOD_BYTES = 64
+cdef PyObject* _recent_methods[RECENT_METHODS]
+
+
+cdef object _method_name(Scan* s):
+    """The method's str (a validated top-level string): a recent one when its bytes match."""
+    cdef cursor p = s.base + s.method.start + 1
+    cdef Py_ssize_t size = s.method.end - s.method.start - 2
+    if s.method_flags != 0 or size > RECENT_METHOD_BYTES:  # escaped, non-ASCII or long
+        return _text(s, s.method, s.method_flags)
+    # p[size >> 1] is the closing quote for "": still a byte of the line.
+    cdef unsigned int slot = <unsigned int>(size + p[size >> 1]) % RECENT_METHODS
+    cdef PyObject* recent = _recent_methods[slot]
+    if (recent != NULL and PyUnicode_GET_LENGTH(<object>recent) == size
+            and memcmp(PyUnicode_DATA(<object>recent), p, size) == 0):
+        return <object>recent
+    cdef object text = _text(s, s.method, 0)
+    Py_INCREF(text)
+    _recent_methods[slot] = <PyObject*>text
+    Py_XDECREF(recent)
+    return text
 
 
 cdef Py_ssize_t _unescape(cursor p, cursor end, unsigned char* out) noexcept:
@@ -1257,7 +1397,7 @@ cdef object _classify(object line, Scan* s):
         e.reason = BAD_PARAMS
         return _refused(line, s, e, id)
     # Step 9: with an id a request, without one a notification.
-    method = _text(s, s.method, s.method_flags)
+    method = _method_name(s)
     if id is None:
         return _route(NOTIFICATION, None, method, None, line, s)
     return _route(REQUEST, id, method, None, line, s)
