@@ -1036,6 +1036,9 @@ cdef object _method_name(Scan* s):
             and memcmp(PyUnicode_DATA(<object>recent), p, size) == 0):
         return <object>recent
     cdef object text = _text(s, s.method, 0)
+    # Read the slot again: were _text ever to run Python code (a collection's finalizer
+    # calling route), the name read above could have been replaced and released meanwhile.
+    recent = _recent_methods[slot]
     Py_INCREF(text)
     _recent_methods[slot] = <PyObject*>text
     Py_XDECREF(recent)
