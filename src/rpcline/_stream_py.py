@@ -36,7 +36,7 @@ class StreamParser:
     next LF and parsing resumes after it. One parser serves one stream and one thread.
     """
 
-    __slots__ = ("_buffer", "_closed", "_discarding", "_limit", "_at_start")
+    __slots__ = ("_at_start", "_closed", "_discarding", "_limit", "_pending")
 
     def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
         if type(max_line_bytes) is not int:
@@ -44,7 +44,7 @@ class StreamParser:
         if max_line_bytes <= 0:
             raise ValueError(f"max_line_bytes must be positive, not {max_line_bytes}")
         self._limit = max_line_bytes
-        self._buffer = bytearray()  # the current line's bytes from earlier chunks
+        self._pending = bytearray()  # the current line's bytes from earlier chunks
         self._discarding = False  # inside an over-long line, dropping bytes up to its LF
         self._at_start = True  # a BOM may still be arriving
         self._closed = False
@@ -59,10 +59,10 @@ class StreamParser:
             raise ValueError("feed() after close()")
         data = _chunk_bytes(chunk)
         if self._at_start:
-            data = bytes(self._buffer) + data
-            self._buffer.clear()
+            data = bytes(self._pending) + data
+            self._drop_pending()
             if len(data) < len(BOM) and BOM.startswith(data):
-                self._buffer += data  # too short to tell: wait for the next chunk
+                self._keep(data)  # too short to tell: wait for the next chunk
                 return []
             self._at_start = False
             if data.startswith(BOM):
@@ -77,8 +77,8 @@ class StreamParser:
         self._at_start = False
         results: list[Incoming] = []
         if not self._discarding:
-            _append(results, bytes(self._buffer))
-        self._buffer.clear()
+            _append(results, bytes(self._pending))
+        self._drop_pending()
         self._discarding = False
         return results
 
@@ -90,13 +90,13 @@ class StreamParser:
         while end >= 0:
             if self._discarding:
                 self._discarding = False
-            elif self._buffer:
-                self._buffer += data[start:end]
-                if len(self._buffer) > limit:
+            elif self._pending:
+                if len(self._pending) + end - start > limit:
                     results.append(_too_long(limit))
                 else:
-                    _append(results, bytes(self._buffer))
-                self._buffer.clear()
+                    self._keep(data[start:end])
+                    _append(results, bytes(self._pending))
+                self._drop_pending()
             elif end - start > limit:
                 results.append(_too_long(limit))
             else:
@@ -104,13 +104,21 @@ class StreamParser:
             start = end + 1
             end = data.find(b"\n", start)
         if not self._discarding:
-            if len(self._buffer) + len(data) - start > limit:
+            if len(self._pending) + len(data) - start > limit:
                 results.append(_too_long(limit))
-                self._buffer.clear()
+                self._drop_pending()
                 self._discarding = True
             else:
-                self._buffer += data[start:]
+                self._keep(data[start:])
         return results
+
+    def _keep(self, data: bytes) -> None:
+        """Append to the pending line; its size stays within the limit (_split sees to it)."""
+        self._pending += data
+
+    def _drop_pending(self) -> None:
+        """Forget the pending line."""
+        self._pending.clear()
 
 
 # parse_lines holds a whole buffer anyway, so it needs no limit of its own.
