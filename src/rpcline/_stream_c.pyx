@@ -45,7 +45,8 @@ cdef class StreamParser:
 
     # The current line's bytes from earlier chunks (the twin's bytearray). Its allocation
     # grows fourfold up to the limit, so a line arriving in many chunks is copied about
-    # once, not once per chunk as a bytearray's exact-size growth would (quadratic time).
+    # once; a bytearray grows to the exact size, and each time malloc cannot extend it in
+    # place it copies the whole line again (quadratic at worst).
     cdef char* _pending
     cdef Py_ssize_t _pending_size
     cdef Py_ssize_t _pending_capacity
