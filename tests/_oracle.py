@@ -90,14 +90,18 @@ def check_parse(data: bytes, c: ModuleType, py: ModuleType) -> dict[str, Any]:
 
 def per_line(data: bytes, parse: Any, limit: int = UNLIMITED) -> list[dict[str, Any]]:
     """The stream model: BOM skipped at the start, LF-separated lines, blank ones dropped,
-    lines over ``limit`` (without their LF) refused once each."""
+    lines over ``limit`` (without their LF) refused once each, with the id their first
+    ``limit`` bytes name (the twin's ``prefix_id``, which tests/test_streams.py pins down)."""
+    from rpcline._route_py import prefix_id
+
     if data.startswith(BOM):
         data = data[len(BOM):]
     results = []
     for line in data.split(b"\n"):
         if len(line) > limit:
-            results.append({"kind": "Refused", "id": ("NoneType", None), "error": "ParseError",
-                            "code": -32700, "message": "Parse error",
+            id = prefix_id(line[:limit])
+            results.append({"kind": "Refused", "id": (type(id).__name__, id),
+                            "error": "ParseError", "code": -32700, "message": "Parse error",
                             "reason": ("str", LINE_TOO_LONG.format(limit=limit))})
         elif line.strip(b" \t\r"):
             results.append(describe(parse(line)))

@@ -503,7 +503,7 @@ def test_route_objects(impl, router):
             pytest.fail(repr(route))
     assert repr(route) == (
         "Route(kind='request', id=1, method='m', error=None, id_span=(22, 23), "
-        "params_span=(46, 48), result_span=None, error_span=None)"
+        "method_span=(33, 36), params_span=(46, 48), result_span=None, error_span=None)"
     )
     assert route == router.route(line) and hash(route) == hash(router.route(line))
     assert route != router.route(line.replace(b"1", b'"1"'))

@@ -42,8 +42,10 @@ from rpcline._route_py import (
     INFINITY_THRESHOLD,
     KINDS,
     MAX_DEPTH as _MAX_DEPTH,
+    CUT_TOLERANCE as _CUT_TOLERANCE,
     NO_ID,
     NOT_FORWARDED,
+    REPR_FIELDS,
     STR_SURROGATE,
     UNEXPECTED_REASONS,
     encode_id,
@@ -303,6 +305,7 @@ cdef Py_ssize_t THRESHOLD_DIGITS = len(INFINITY_THRESHOLD)
 cdef enum Kind:
     REQUEST, NOTIFICATION, RESPONSE, REFUSED
 cdef tuple _KINDS = KINDS
+cdef Py_ssize_t CUT_TOLERANCE = _CUT_TOLERANCE
 # The reasons a refusal names, as C globals: no module dictionary look-up per refusal.
 cdef str BAD_ID = _BAD_ID
 cdef str BAD_JSONRPC = _BAD_JSONRPC
@@ -1148,8 +1151,9 @@ cdef class Route:
     cdef PyObject* _id_value
     cdef PyObject* _method
     cdef PyObject* _protocol_error
-    cdef PyObject* _line  # bytes or str, as given (a copy for mutable buffers)
+    cdef PyObject* _line  # bytes or str, as given (a copy for mutable buffers); NULL: none
     cdef Span _id
+    cdef Span _method_span
     cdef Span _params
     cdef Span _result
     cdef Span _error
@@ -1202,6 +1206,17 @@ cdef class Route:
         """The top-level ``error`` member's value (the ``error`` attribute is rpcline's own)."""
         return _span(self._error)
 
+    @property
+    def method_span(self):
+        """The top-level ``method`` member's value, whatever its type."""
+        return _span(self._method_span)
+
+    @property
+    def line(self):
+        """The line as routed (a bytes copy of a mutable buffer); ``None`` for the refusal
+        of a stream's over-long line, whose bytes were dropped."""
+        return _get(self._line)
+
     def with_id(self, new_id):
         """The line's bytes with every top-level ``id`` value replaced by ``new_id``'s JSON.
 
@@ -1239,16 +1254,16 @@ cdef class Route:
 
     cdef tuple _fields(self):
         return (self.kind, type(self.id), self.id, self.method, self.error, self.id_span,
-                self.params_span, self.result_span, self.error_span, type(<object>self._line),
-                <object>self._line)
+                self.params_span, self.result_span, self.error_span, self.method_span,
+                type(self.line), self.line)
 
     def __repr__(self):
-        return (f"Route(kind={self.kind!r}, id={self.id!r}, method={self.method!r}, "
-                f"error={self.error!r}, id_span={self.id_span!r}, "
-                f"params_span={self.params_span!r}, result_span={self.result_span!r}, "
-                f"error_span={self.error_span!r})")
+        fields = ", ".join([f"{name}={getattr(self, name)!r}" for name in REPR_FIELDS])
+        return f"Route({fields})"
 
     def __reduce__(self):
+        if self._line == NULL:
+            return (refusal, (self.error, self.id))
         return (route, (<object>self._line,))
 
 
@@ -1309,6 +1324,7 @@ cdef inline Route _route(Kind kind, object id, object method, object error, obje
     r._protocol_error = _own(error)
     r._line = _own(line)
     r._id = s.id
+    r._method_span = s.method
     r._params = s.params
     r._result = s.result
     r._error = s.error_member
@@ -1337,6 +1353,50 @@ cdef str _reason(Scan* s):
     if s.error == E_CHARACTER and s.error_at < len(_UNEXPECTED):
         return _UNEXPECTED[s.error_at]
     return f"{_ERROR_TEXTS[s.error]} at byte {s.error_at}"
+
+
+def refusal(ProtocolError error, id):
+    """A refused Route for a line that was never routed (a stream's over-long line)."""
+    return _refusal(error, id)
+
+
+cdef object _refusal(object error, object id):
+    cdef Scan s
+    _reset(&s)
+    return _route(REFUSED, id, None, error, None, &s)
+
+
+def prefix_id(bytes data):
+    """The id of a line cut short at a limit: its last complete top-level ``id`` member.
+
+    ``_route_py.prefix_id`` says what counts; ``data`` is the line's first bytes.
+    """
+    return _prefix_id(<cursor>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
+
+
+cdef object _prefix_id(const unsigned char* data, Py_ssize_t size):
+    """``prefix_id`` on memory followed by a NUL byte (the scanner's end mark)."""
+    cdef Scan s
+    s.base = data
+    s.size = size
+    s.collect = False
+    _reset(&s)
+    cdef cursor p = _whitespace(data)
+    if p[0] != 0x7B:
+        return None
+    p = _members(&s, p, data + size)
+    if p == NULL:
+        if s.error_at < size - CUT_TOLERANCE:
+            return None  # not JSON before the cut: no id to trust
+    elif _whitespace(p) != data + size:
+        return None
+    if s.id.start < 0 or (s.id_value == V_INTEGER and s.id.end == size):
+        return None
+    if s.id_value == V_STRING:
+        return _text(&s, s.id, s.id_flags)
+    if s.id_value == V_INTEGER:
+        return _integer(&s, s.id)
+    return None
 
 
 def route(line):

@@ -37,7 +37,7 @@ from rpcline._message_py import (
     RequestId,
 )
 
-__all__ = ("Kind", "Route", "Span", "encode_id", "route")
+__all__ = ("Kind", "Route", "Span", "encode_id", "prefix_id", "refusal", "route")
 
 Kind: TypeAlias = Literal["request", "notification", "response", "refused"]
 KINDS: Final = ("request", "notification", "response", "refused")
@@ -75,6 +75,9 @@ ERROR_TEXTS: Final = (
 UNEXPECTED_REASONS: Final = tuple(f"unexpected character at byte {i}" for i in range(64))
 STR_SURROGATE: Final = "str is not valid UTF-8: a surrogate at char {}"
 NO_ID: Final = "the line has no id member to replace"
+# A cut can leave a token unfinished where the scanner sees it as an error, not as the
+# end: an escaped surrogate pair (``\\ud83d\\ude00``) is 12 bytes, a UTF-8 sequence 4.
+CUT_TOLERANCE: Final = 12
 NOT_FORWARDED: Final = "only a request or a response carries an id to replace"
 
 # What a scanned value was (V_*), and what a string needs to be decoded (S_*).
@@ -412,7 +415,7 @@ def _container(s: _Scan, p: int, outer: int) -> int:
 
 def _member(s: _Scan, name: int, name_end: int) -> int:
     """Which member a top-level name (between its quotes) is; escapes are decoded."""
-    raw = s.data[name:name_end]
+    raw = bytes(s.data[name:name_end])  # bytes: a stream's bytearray may be scanned
     if s.string_flags & S_ESCAPED:
         raw = orjson.loads(s.data[name - 1 : name_end + 1]).encode("utf-8", "surrogatepass")
     return _MEMBERS.get(raw, M_OTHER)
@@ -541,6 +544,14 @@ class Route(tuple):  # type: ignore[type-arg]
     error_span: Span | None = property(  # type: ignore[assignment]
         itemgetter(7), doc="The top-level ``error`` member's value (``error`` is rpcline's own)."
     )
+    method_span: Span | None = property(  # type: ignore[assignment]
+        itemgetter(10), doc="The top-level ``method`` member's value, whatever its type."
+    )
+    line: bytes | str | None = property(  # type: ignore[assignment]
+        itemgetter(8),
+        doc="The line as routed (a bytes copy of a mutable buffer); ``None`` for the "
+        "refusal of a stream's over-long line, whose bytes were dropped.",
+    )
 
     def with_id(self, new_id: RequestId) -> bytes:
         """The line's bytes with every top-level ``id`` value replaced by ``new_id``'s JSON.
@@ -577,17 +588,21 @@ class Route(tuple):  # type: ignore[type-arg]
         return hash(self._fields())
 
     def _fields(self) -> tuple[object, ...]:
-        kind, id, method, error, *spans, line, _ = self
-        return (kind, type(id), id, method, error, *spans, type(line), line)
+        kind, id, method, error, *spans, line, _, method_span = self
+        return (kind, type(id), id, method, error, *spans, method_span, type(line), line)
 
     def __repr__(self) -> str:
-        names = ("kind", "id", "method", "error", "id_span", "params_span", "result_span",
-                 "error_span")  # fmt: skip
-        fields = ", ".join(f"{n}={v!r}" for n, v in zip(names, self, strict=False))
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in REPR_FIELDS)
         return f"Route({fields})"
 
     def __reduce__(self) -> tuple[Any, ...]:
+        if self[8] is None:
+            return (refusal, (self[3], self[1]))
         return (route, (self[8],))
+
+
+REPR_FIELDS: Final = ("kind", "id", "method", "error", "id_span", "method_span",
+                      "params_span", "result_span", "error_span")  # fmt: skip
 
 
 def encode_id(new_id: object) -> bytes:
@@ -607,8 +622,13 @@ def _route(
     return _new(
         Route,
         (kind, id, method, error, s.id, s.params, s.result, s.error_member, line,
-         tuple(s.all_ids)),
+         tuple(s.all_ids), s.method),
     )  # fmt: skip
+
+
+def refusal(error: ProtocolError, id: RequestId | None) -> Route:
+    """A refused Route for a line that was never routed (a stream's over-long line)."""
+    return _new(Route, ("refused", id, None, error, None, None, None, None, None, (), None))
 
 
 def _refused(line: bytes | str, s: _Scan, error: ProtocolError, id: RequestId | None) -> Route:
@@ -681,6 +701,36 @@ def _classify(line: bytes | str, s: _Scan) -> Route:
     if id is None:
         return _route("notification", None, method, None, line, s)
     return _route("request", id, method, None, line, s)
+
+
+def prefix_id(data: bytes | bytearray) -> RequestId | None:
+    """The id of a line cut short at a limit: its last complete top-level ``id`` member.
+
+    ``data`` is the line's first bytes. They must open an object that is valid up to the
+    cut (an error within ``CUT_TOLERANCE`` bytes of it counts as the cut: an unfinished
+    escape or UTF-8 sequence); the id is read as step 4 of the card reads it, an integer
+    orjson keeps as ``int`` or a string, and an integer running into the cut is not read,
+    as it might go on. A duplicate ``id`` beyond the cut is not seen.
+    """
+    s = _Scan(data)
+    p = _whitespace(data, 0)
+    if _at(data, p) != 0x7B:
+        return None
+    try:
+        p = _members(s, p)
+    except _Invalid as error:
+        if error.at < len(data) - CUT_TOLERANCE:
+            return None  # not JSON before the cut: no id to trust
+    else:
+        if _whitespace(data, p) != len(data):
+            return None
+    if s.id is None or (s.id_value == V_INTEGER and s.id[1] == len(data)):
+        return None
+    if s.id_value == V_STRING:
+        return _text(s, s.id, s.id_flags)
+    if s.id_value == V_INTEGER:
+        return _integer(s, s.id)
+    return None
 
 
 def _routable(line: object) -> bytes | str:

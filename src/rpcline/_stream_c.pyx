@@ -12,8 +12,10 @@ from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from cpython.memoryview cimport PyMemoryView_FromMemory
 from libc.string cimport memchr, memcmp, memcpy
 
-from rpcline._message_c cimport _parse_decodable, _parse_error
+from rpcline._message_c cimport ParseError, Refused, _parse_decodable
 from rpcline._message_c import parse
+from rpcline._route_c cimport _prefix_id, _refusal
+from rpcline._route_c import route
 
 from rpcline._stream_py import DEFAULT_MAX_LINE_BYTES, LINE_TOO_LONG
 
@@ -31,22 +33,27 @@ def parse_lines(data):
     if isinstance(data, str):
         lines = data.removeprefix("\ufeff").split("\n")
         return [parse(line) for line in lines if line.strip(" \t\r")]
-    cdef StreamParser parser = StreamParser.__new__(StreamParser, _UNLIMITED)
+    cdef StreamParser parser = StreamParser.__new__(StreamParser, _UNLIMITED, classify=parse)
     return parser.feed(data) + parser.close()
 
 
 cdef class StreamParser:
     """Classifies lines from chunks cut anywhere, with memory bounded by ``max_line_bytes``.
 
-    A line longer than the limit (its bytes without the LF) yields one
-    ``Refused(None, ParseError("line exceeds … bytes"))``; its bytes are dropped up to the
-    next LF and parsing resumes after it. One parser serves one stream and one thread.
+    Each line's bytes go to ``classify``: ``parse`` (the default), ``route``, or any
+    callable taking bytes. A line longer than the limit (its bytes without the LF) yields
+    one refusal, ``Refused(id, ParseError("line exceeds … bytes"))`` (for ``route``, a
+    refused ``Route``), where ``id`` is the line's when its first ``max_line_bytes`` bytes
+    hold a complete top-level id member (``_route_py.prefix_id``), else ``None``; its bytes
+    are dropped up to the next LF and parsing resumes after it. One parser serves one
+    stream and one thread.
     """
 
     # The current line's bytes from earlier chunks (the twin's bytearray). Its allocation
     # grows fourfold up to the limit, so a line arriving in many chunks is copied about
     # once; a bytearray grows to the exact size, and each time malloc cannot extend it in
-    # place it copies the whole line again (quadratic at worst).
+    # place it copies the whole line again (quadratic at worst). One byte more than the
+    # line is allocated, for the NUL the route scanner needs after an over-long prefix.
     cdef char* _pending
     cdef Py_ssize_t _pending_size
     cdef Py_ssize_t _pending_capacity
@@ -54,13 +61,19 @@ cdef class StreamParser:
     cdef bint _discarding  # inside an over-long line, dropping bytes up to its LF
     cdef bint _at_start  # a BOM may still be arriving
     cdef bint _closed
+    cdef object _classify
+    cdef bint _parses  # classify is parse: lines go to the core's C entry point
 
-    def __cinit__(self, max_line_bytes=DEFAULT_MAX_LINE_BYTES):
+    def __cinit__(self, max_line_bytes=DEFAULT_MAX_LINE_BYTES, *, classify=parse):
         if type(max_line_bytes) is not int:
             raise TypeError(f"max_line_bytes must be an int, not {type(max_line_bytes).__name__}")
         if max_line_bytes <= 0:
             raise ValueError(f"max_line_bytes must be positive, not {max_line_bytes}")
+        if not callable(classify):
+            raise TypeError(f"classify must be callable, not {type(classify).__name__}")
         self._limit = min(max_line_bytes, _UNLIMITED)
+        self._classify = classify
+        self._parses = classify is parse
         self._pending = NULL
         self._pending_size = self._pending_capacity = 0
         self._discarding = False
@@ -73,6 +86,10 @@ cdef class StreamParser:
     @property
     def max_line_bytes(self):
         return self._limit
+
+    @property
+    def classify(self):
+        return self._classify
 
     def feed(self, chunk):
         """Classify the lines this chunk completes; keep the unfinished one for later."""
@@ -110,7 +127,7 @@ cdef class StreamParser:
         self._at_start = False
         results = []
         if not self._discarding:
-            _append(results, self._pending, self._pending_size)
+            self._append(results, self._pending, self._pending_size)
         self._drop_pending()
         self._discarding = False
         return results
@@ -125,35 +142,75 @@ cdef class StreamParser:
             end = found - data
             if self._discarding:
                 self._discarding = False
+            elif self._pending_size + end - start > limit:
+                results.append(self._too_long(data + start, end - start))
             elif self._pending_size:
-                if self._pending_size + end - start > limit:
-                    results.append(_too_long(limit))
-                else:
-                    self._keep(data + start, end - start)
-                    _append(results, self._pending, self._pending_size)
+                self._keep(data + start, end - start)
+                self._append(results, self._pending, self._pending_size)
                 self._drop_pending()
-            elif end - start > limit:
-                results.append(_too_long(limit))
             else:
-                _append(results, data + start, end - start)
+                self._append(results, data + start, end - start)
             start = end + 1
             found = <const char*>memchr(data + start, ord('\n'), size - start)
-        if not self._discarding:
-            if self._pending_size + size - start > limit:
-                results.append(_too_long(limit))
-                self._drop_pending()
-                self._discarding = True
-            else:
-                self._keep(data + start, size - start)
+        if not self._discarding and self._pending_size + size - start > limit:
+            results.append(self._too_long(data + start, size - start))
+            self._discarding = True
+        elif not self._discarding:
+            self._keep(data + start, size - start)
         return results
+
+    cdef int _append(self, list results, const char* line, Py_ssize_t size) except -1:
+        # Lines holding only JSON whitespace are separators: they yield nothing.
+        cdef Py_ssize_t position
+        for position in range(size):
+            if line[position] != ord(' ') and line[position] != ord('\t') and line[position] != ord('\r'):
+                break
+        else:
+            return 0
+        if size < _VIEW_BYTES:
+            line_bytes = PyBytes_FromStringAndSize(line, size)
+            results.append(_parse_decodable(line_bytes) if self._parses else self._classify(line_bytes))
+            return 0
+        # A large line is decoded where it lies: a view costs the same at any size, while a
+        # copy costs its size again and, past malloc's mmap threshold, fresh pages to fault
+        # in. The view is released at once, so nothing can read the memory after this call
+        # (a classify that keeps its argument gets a copy: route, for one, keeps bytes).
+        if not self._parses:
+            results.append(self._classify(PyBytes_FromStringAndSize(line, size)))
+            return 0
+        view = PyMemoryView_FromMemory(<char*>line, size, PyBUF_READ)
+        try:
+            results.append(_parse_decodable(view))
+        finally:
+            view.release()
+        return 0
+
+    cdef object _too_long(self, const char* data, Py_ssize_t available):
+        """The refusal of the line that runs past the limit from ``data`` on.
+
+        The pending line is topped up to the limit and scanned where it lies for an id, so
+        memory stays within the limit; then it is dropped.
+        """
+        self._keep(data, min(available, self._limit - self._pending_size))
+        cdef ParseError error = ParseError.__new__(ParseError)
+        error.reason = LINE_TOO_LONG.format(limit=self._limit)
+        self._pending[self._pending_size] = 0
+        id = _prefix_id(<const unsigned char*>self._pending, self._pending_size)
+        self._drop_pending()
+        if self._classify is route:
+            return _refusal(error, id)
+        cdef Refused refused = Refused.__new__(Refused)
+        refused.id = id
+        refused.error = error
+        return refused
 
     cdef int _keep(self, const char* data, Py_ssize_t size) except -1:
         """Append to the pending line; its size stays within the limit (_split sees to it)."""
         cdef Py_ssize_t needed = self._pending_size + size
         cdef Py_ssize_t capacity
         cdef char* grown
-        if needed > self._pending_capacity:
-            capacity = max(needed, min(max(4 * self._pending_capacity, _PENDING_START), self._limit))
+        if needed + 1 > self._pending_capacity:
+            capacity = 1 + max(needed, min(max(4 * self._pending_capacity, _PENDING_START), self._limit))
             grown = <char*>PyMem_Realloc(self._pending, capacity)
             if grown is NULL:
                 raise MemoryError()
@@ -166,36 +223,10 @@ cdef class StreamParser:
     cdef void _drop_pending(self) noexcept:
         """Forget the pending line; a large allocation goes with it, so as not to stay pinned."""
         self._pending_size = 0
-        if self._pending_capacity > _PENDING_START:
+        if self._pending_capacity > _PENDING_START + 1:
             PyMem_Free(self._pending)
             self._pending = NULL
             self._pending_capacity = 0
-
-
-cdef int _append(list results, const char* line, Py_ssize_t size) except -1:
-    # Lines holding only JSON whitespace are separators: they yield nothing.
-    cdef Py_ssize_t position
-    for position in range(size):
-        if line[position] != ord(' ') and line[position] != ord('\t') and line[position] != ord('\r'):
-            break
-    else:
-        return 0
-    if size < _VIEW_BYTES:
-        results.append(_parse_decodable(PyBytes_FromStringAndSize(line, size)))
-        return 0
-    # A large line is decoded where it lies: a view costs the same at any size, while a
-    # copy costs its size again and, past malloc's mmap threshold, fresh pages to fault in.
-    # The view is released at once, so nothing can read the memory after this call.
-    view = PyMemoryView_FromMemory(<char*>line, size, PyBUF_READ)
-    try:
-        results.append(_parse_decodable(view))
-    finally:
-        view.release()
-    return 0
-
-
-cdef object _too_long(Py_ssize_t limit):
-    return _parse_error(LINE_TOO_LONG.format(limit=limit))
 
 
 cdef object _chunk_bytes(object chunk):

@@ -7,8 +7,10 @@ as ``parse`` gives it. A UTF-8 BOM is skipped at the very start of a stream or b
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Callable
+from typing import Any, Final
 
+from rpcline import _route_py
 from rpcline._message_py import Incoming, ParseError, Refused, parse
 
 __all__ = ("DEFAULT_MAX_LINE_BYTES", "StreamParser", "parse_lines")
@@ -31,19 +33,31 @@ def parse_lines(data: bytes | bytearray | memoryview | str) -> list[Incoming]:
 class StreamParser:
     """Classifies lines from chunks cut anywhere, with memory bounded by ``max_line_bytes``.
 
-    A line longer than the limit (its bytes without the LF) yields one
-    ``Refused(None, ParseError("line exceeds … bytes"))``; its bytes are dropped up to the
-    next LF and parsing resumes after it. One parser serves one stream and one thread.
+    Each line's bytes go to ``classify``: ``parse`` (the default), ``route``, or any
+    callable taking bytes. A line longer than the limit (its bytes without the LF) yields
+    one refusal, ``Refused(id, ParseError("line exceeds … bytes"))`` (for ``route``, a
+    refused ``Route``), where ``id`` is the line's when its first ``max_line_bytes`` bytes
+    hold a complete top-level id member (``_route_py.prefix_id``), else ``None``; its bytes
+    are dropped up to the next LF and parsing resumes after it. One parser serves one
+    stream and one thread.
     """
 
-    __slots__ = ("_at_start", "_closed", "_discarding", "_limit", "_pending")
+    __slots__ = ("_at_start", "_classify", "_closed", "_discarding", "_limit", "_pending")
 
-    def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+    def __init__(
+        self,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        *,
+        classify: Callable[[bytes], Any] = parse,
+    ) -> None:
         if type(max_line_bytes) is not int:
             raise TypeError(f"max_line_bytes must be an int, not {type(max_line_bytes).__name__}")
         if max_line_bytes <= 0:
             raise ValueError(f"max_line_bytes must be positive, not {max_line_bytes}")
+        if not callable(classify):
+            raise TypeError(f"classify must be callable, not {type(classify).__name__}")
         self._limit = max_line_bytes
+        self._classify = classify
         self._pending = bytearray()  # the current line's bytes from earlier chunks
         self._discarding = False  # inside an over-long line, dropping bytes up to its LF
         self._at_start = True  # a BOM may still be arriving
@@ -52,6 +66,10 @@ class StreamParser:
     @property
     def max_line_bytes(self) -> int:
         return self._limit
+
+    @property
+    def classify(self) -> Callable[[bytes], Any]:
+        return self._classify
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> list[Incoming]:
         """Classify the lines this chunk completes; keep the unfinished one for later."""
@@ -77,7 +95,7 @@ class StreamParser:
         self._at_start = False
         results: list[Incoming] = []
         if not self._discarding:
-            _append(results, bytes(self._pending))
+            self._append(results, bytes(self._pending))
         self._drop_pending()
         self._discarding = False
         return results
@@ -90,29 +108,43 @@ class StreamParser:
         while end >= 0:
             if self._discarding:
                 self._discarding = False
+            elif len(self._pending) + end - start > limit:
+                results.append(self._too_long(data, start))
             elif self._pending:
-                if len(self._pending) + end - start > limit:
-                    results.append(_too_long(limit))
-                else:
-                    self._keep(data[start:end])
-                    _append(results, bytes(self._pending))
+                self._keep(data[start:end])
+                self._append(results, bytes(self._pending))
                 self._drop_pending()
-            elif end - start > limit:
-                results.append(_too_long(limit))
             else:
-                _append(results, data[start:end])
+                self._append(results, data[start:end])
             start = end + 1
             end = data.find(b"\n", start)
-        if not self._discarding:
-            if len(self._pending) + len(data) - start > limit:
-                results.append(_too_long(limit))
-                self._drop_pending()
-                self._discarding = True
-            else:
-                self._keep(data[start:])
+        if not self._discarding and len(self._pending) + len(data) - start > limit:
+            results.append(self._too_long(data, start))
+            self._discarding = True
+        elif not self._discarding:
+            self._keep(data[start:])
         return results
 
-    def _keep(self, data: bytes) -> None:
+    def _append(self, results: list[Any], line: bytes) -> None:
+        # The opening brace is checked first: strip() builds a new object for every line.
+        if line[:1] == b"{" or line.strip(_JSON_SPACE):
+            results.append(self._classify(line))
+
+    def _too_long(self, data: bytes, start: int) -> Any:
+        """The refusal of the line that runs past the limit from ``data[start:]``.
+
+        The pending line is topped up to the limit and scanned where it lies for an id, so
+        memory stays within the limit; then it is dropped.
+        """
+        self._keep(memoryview(data)[start : start + self._limit - len(self._pending)])
+        error = ParseError(LINE_TOO_LONG.format(limit=self._limit))
+        id = _route_py.prefix_id(self._pending)
+        self._drop_pending()
+        if self._classify is _route_py.route:
+            return _route_py.refusal(error, id)
+        return Refused(id, error)
+
+    def _keep(self, data: bytes | memoryview) -> None:
         """Append to the pending line; its size stays within the limit (_split sees to it)."""
         self._pending += data
 
@@ -123,16 +155,6 @@ class StreamParser:
 
 # parse_lines holds a whole buffer anyway, so it needs no limit of its own.
 _UNLIMITED: Final = 2**62
-
-
-def _append(results: list[Incoming], line: bytes) -> None:
-    # The opening brace is checked first: strip() builds a new object for every line.
-    if line[:1] == b"{" or line.strip(_JSON_SPACE):
-        results.append(parse(line))
-
-
-def _too_long(limit: int) -> Refused:
-    return Refused(None, ParseError(LINE_TOO_LONG.format(limit=limit)))
 
 
 def _chunk_bytes(chunk: object) -> bytes:
