@@ -37,4 +37,4 @@ def test_proxy_relays_requests_and_answers_refusals():
     assert by_id[None]["error"]["code"] == -32700  # answered by the proxy, id null
     assert by_id[7]["error"]["code"] == -32602  # params null on a request
     assert len(replies) == 4  # the notification is never answered
-    assert b"server sent a bad line" in done.stderr  # and the server's bad line not answered
+    assert b"server sent a refused line" in done.stderr  # and the server's bad line not answered

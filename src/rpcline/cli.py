@@ -73,6 +73,10 @@ def _parser() -> argparse.ArgumentParser:
     sample.add_argument("count", nargs="?", type=_positive, default=1000, metavar="N")
     sample.add_argument("--seed", type=int, default=corpus.DEFAULT_SEED)
     sample.set_defaults(run=_sample)
+
+    from rpcline import _proxy_cli  # asyncio and the relay load only with the command
+
+    _proxy_cli.add_parser(commands, _positive)
     return parser
 
 

@@ -1,0 +1,69 @@
+"""``rpcline proxy``: the relay of ``rpcline.proxy`` on the proxy's own stdin and stdout."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from typing import Any
+
+from rpcline.proxy import DEFAULT_MAX_LINE_BYTES, open_stdio, relay
+
+DESCRIPTION = """\
+Start COMMAND (a stdio JSON-RPC / MCP server) and relay newline-delimited JSON-RPC
+between this process's stdin/stdout (the client) and the server's, byte for byte.
+Refused client requests are answered; requests still pending when the server exits,
+or whose answer is refused, get a -32000 "Connection closed" error; nothing waits
+forever. Logs and a summary go to stderr.
+
+exit status: the server's (128 + N when signal N ended it); 2 when COMMAND cannot
+start or the command line is wrong.
+
+example:
+  rpcline proxy --record session -- python -m my_mcp_server
+"""
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def add_parser(commands: Any, positive: Any) -> None:
+    """The ``proxy`` subcommand, on the ``rpcline`` command's subparsers."""
+    proxy = commands.add_parser(
+        "proxy", help="relay a stdio MCP server, forwarding bytes, never leaving a caller hanging",
+        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    proxy.add_argument("--max-line-bytes", type=positive, default=DEFAULT_MAX_LINE_BYTES,
+                       metavar="N", help="longest line either way (default: %(default)s)")
+    proxy.add_argument("--record", metavar="PREFIX",
+                       help="write PREFIX.client.jsonl and PREFIX.server.jsonl: every byte "
+                            "each side sent")
+    proxy.add_argument("--drain-timeout", type=float, default=10.0, metavar="S",
+                       help="after the client's EOF, seconds to wait for pending answers "
+                            "(default: %(default)s)")
+    proxy.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG...]")
+    proxy.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        print("rpcline proxy: no server command (rpcline proxy -- COMMAND [ARG...])",
+              file=sys.stderr)
+        return 2
+    return asyncio.run(_main(command, args))
+
+
+async def _main(command: list[str], args: argparse.Namespace) -> int:
+    reader, writer = await open_stdio()
+    try:
+        summary = await relay(command, reader, writer, max_line_bytes=args.max_line_bytes,
+                              record=args.record, drain_timeout=args.drain_timeout,
+                              forward_signals=SIGNALS)
+    except OSError as error:  # the command could not start
+        print(f"rpcline proxy: cannot run {command[0]}: {error.strerror or error}",
+              file=sys.stderr)
+        return 2
+    print(f"rpcline proxy: {summary}", file=sys.stderr)
+    assert summary.returncode is not None
+    return summary.returncode

@@ -1,0 +1,101 @@
+"""The proxy's own stdin and stdout as an asyncio reader and writer, whatever they are.
+
+Pipes and sockets get asyncio's pipe transports (event-driven, with flow control). A
+terminal or a regular file cannot: asyncio refuses regular files ("Pipe transport is for
+pipes/sockets only"), and a terminal's file description is shared with the shell and with
+stderr, which non-blocking mode would break. Those are read in a daemon thread, one chunk
+in flight at a time (so a large file is not buffered whole), and written with blocking
+writes, which a file or a terminal completes at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import stat
+import threading
+from typing import Any
+
+from rpcline.proxy import READ_BYTES, Reader, Writer
+
+
+def _is_pipe(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+async def open_stdio(stdin: int = 0, stdout: int = 1) -> tuple[Reader, Writer]:
+    """A reader of ``stdin`` and a writer of ``stdout`` (file descriptors) on this loop."""
+    loop = asyncio.get_running_loop()
+    reader: Reader
+    writer: Writer
+    if _is_pipe(stdin):
+        stream = asyncio.StreamReader(limit=READ_BYTES, loop=loop)
+        await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(stream, loop=loop),
+            os.fdopen(stdin, "rb", buffering=0, closefd=False),
+        )
+        reader = stream
+    else:
+        reader = _ThreadReader(stdin, loop)
+    if _is_pipe(stdout):
+        transport, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(stdout, "wb", buffering=0, closefd=False)
+        )
+        writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    else:
+        writer = _BlockingWriter(stdout)
+    return reader, writer
+
+
+class _ThreadReader:
+    """Chunks read by a daemon thread with blocking reads (a terminal, a file, nothing)."""
+
+    def __init__(self, fd: int, loop: asyncio.AbstractEventLoop) -> None:
+        self._fd = fd
+        self._loop = loop
+        self._chunks: asyncio.Queue[bytes] = asyncio.Queue(maxsize=1)
+        self._eof = False
+        self._thread: threading.Thread | None = None  # started by the first read
+
+    def _run(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self._fd, READ_BYTES)
+            except OSError:
+                chunk = b""  # no stdin at all, or it broke: the client is done
+            try:  # waits while the relay is busy with the last chunk: one in flight
+                asyncio.run_coroutine_threadsafe(self._chunks.put(chunk), self._loop).result()
+            except (RuntimeError, concurrent.futures.CancelledError):  # the loop has closed
+                return
+            if not chunk:
+                return
+
+    async def read(self, n: int = -1, /) -> bytes:
+        if self._eof:
+            return b""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="rpcline-stdin", daemon=True)
+            self._thread.start()
+        chunk = await self._chunks.get()
+        self._eof = not chunk
+        return chunk
+
+
+class _BlockingWriter:
+    """Blocking writes to a terminal or a regular file; ``drain`` has nothing to wait for."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def write(self, data: bytes, /) -> Any:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view):]
+
+    async def drain(self) -> None:
+        return None
