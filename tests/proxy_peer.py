@@ -1,0 +1,108 @@
+"""A scripted stdio server for tests/test_proxy.py: ``python proxy_peer.py MODE [ARG]``.
+
+Every byte it receives is appended to the file named by ``PEER_LOG`` (when set), so the
+tests can check what reached the server byte for byte. Modes:
+
+- ``answer``: answers every request with ``{"result": {"n": count}}``, its id copied as
+  raw bytes; reads in a thread of its own, as the SDK's servers do, so a client may
+  write a burst before it reads.
+- ``die-after N``: reads N lines, answers none, exits with status 3.
+- ``bad-answer``: answers each request with a refused line (``"jsonrpc": "1.0"``).
+- ``huge-answer N``: answers each request with a result of about N bytes.
+- ``null-error``: first writes an error response with ``"id": null``, then answers.
+- ``ask``: sends the client a request ``"s1"`` and a refused request ``"s2"``, then
+  answers requests.
+- ``slow S``: answers each request S seconds after it arrived.
+- ``deaf``: reads to EOF, answers nothing, then sleeps until killed.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import threading
+import time
+
+import rpcline
+
+out = sys.stdout.buffer
+LOG = os.environ.get("PEER_LOG")
+
+
+def lines():
+    log = open(LOG, "ab", buffering=0) if LOG else None  # noqa: SIM115
+    for line in sys.stdin.buffer:
+        if log:
+            log.write(line)
+        yield line
+
+
+def send(data: bytes) -> None:
+    out.write(data + b"\n")
+    out.flush()
+
+
+def raw_id(line: bytes) -> bytes | None:
+    r = rpcline.route(line)
+    if r.kind != "request":
+        return None
+    start, end = r.id_span
+    return line[start:end]
+
+
+def answer(line: bytes, count: int, body: bytes | None = None) -> None:
+    id = raw_id(line)
+    if id is not None:
+        send(b'{"jsonrpc":"2.0","id":' + id + b',"result":' + (body or b'{"n":%d}' % count) + b"}")
+
+
+def main(mode: str, arg: str | None) -> None:
+    if mode == "answer":
+        inbox: queue.Queue[bytes | None] = queue.Queue()
+
+        def read() -> None:
+            for line in lines():
+                inbox.put(line)
+            inbox.put(None)
+
+        threading.Thread(target=read, daemon=True).start()
+        count = 0
+        while (line := inbox.get()) is not None:
+            count += 1
+            answer(line, count)
+    elif mode == "die-after":
+        for count, _ in enumerate(lines(), 1):
+            if count == int(arg or 1):
+                sys.exit(3)
+    elif mode == "bad-answer":
+        for line in lines():
+            id = raw_id(line)
+            if id is not None:
+                send(b'{"jsonrpc":"1.0","id":' + id + b',"result":{}}')
+    elif mode == "huge-answer":
+        for count, line in enumerate(lines(), 1):
+            answer(line, count, b'{"text":"' + b"x" * int(arg or 0) + b'"}')
+    elif mode == "null-error":
+        send(b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}')
+        for count, line in enumerate(lines(), 1):
+            answer(line, count)
+    elif mode == "ask":
+        send(b'{"jsonrpc":"2.0","id":"s1","method":"roots/list"}')
+        send(b'{"jsonrpc":"2.0","id":"s2","method":5}')
+        for count, line in enumerate(lines(), 1):
+            answer(line, count)
+    elif mode == "slow":
+        for count, line in enumerate(lines(), 1):
+            time.sleep(float(arg or 0))
+            answer(line, count)
+    elif mode == "deaf":
+        for _ in lines():
+            pass
+        time.sleep(3600)
+    else:
+        sys.exit(f"unknown mode {mode}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)
