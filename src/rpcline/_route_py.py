@@ -42,6 +42,8 @@ __all__ = ("Kind", "Route", "Span", "encode_id", "prefix_id", "refusal", "route"
 Kind: TypeAlias = Literal["request", "notification", "response", "refused"]
 KINDS: Final = ("request", "notification", "response", "refused")
 Span: TypeAlias = tuple[int, int]
+# What the scanner reads: a line, or a stream's pending bytearray (prefix_id).
+Data: TypeAlias = bytes | bytearray
 
 # orjson's nesting limit: 1024 levels of arrays and objects, a 1025th is refused.
 MAX_DEPTH: Final = 1024
@@ -125,7 +127,7 @@ class _Scan:
         "method_flags", "params", "params_value", "result", "error_member",
     )  # fmt: skip
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: Data) -> None:
         self.data = data
         self.value = self.string_flags = self.top = 0
         self.id: Span | None = None
@@ -144,7 +146,7 @@ class _Scan:
 # --- the scanner ------------------------------------------------------------------------
 
 
-def _at(data: bytes, p: int) -> int:
+def _at(data: Data, p: int) -> int:
     """The byte at ``p``, or 0 at the end: the NUL the core finds after every line."""
     return data[p] if p < len(data) else 0
 
@@ -154,16 +156,16 @@ def _unexpected(s: _Scan, p: int) -> _Invalid:
     return _Invalid(E_END if p == len(s.data) else E_CHARACTER, p)
 
 
-def _whitespace(data: bytes, p: int) -> int:
+def _whitespace(data: Data, p: int) -> int:
     return _WHITESPACE.match(data, p).end()  # type: ignore[union-attr]
 
 
-def _plain(data: bytes, p: int) -> int:
+def _plain(data: Data, p: int) -> int:
     """The first byte from ``p`` that stops a string body, or the end."""
     return _PLAIN.match(data, p).end()  # type: ignore[union-attr]
 
 
-def _escape(data: bytes, p: int) -> int:
+def _escape(data: Data, p: int) -> int:
     """Validate the escape at ``p`` (a backslash); the byte after it."""
     end = len(data)
     if end - p < 2:
@@ -189,7 +191,7 @@ def _escape(data: bytes, p: int) -> int:
     return p + 6
 
 
-def _utf8(data: bytes, p: int) -> int:
+def _utf8(data: Data, p: int) -> int:
     """Validate the run of non-ASCII bytes at ``p``; the byte after it.
 
     Python's strict decoder refuses what orjson refuses (overlong forms, surrogates, code
@@ -284,12 +286,12 @@ def _number(s: _Scan, p: int) -> int:
     return p
 
 
-def _digits(data: bytes, p: int) -> int:
+def _digits(data: Data, p: int) -> int:
     return _DIGITS.match(data, p).end()  # type: ignore[union-attr]
 
 
 def _is_infinite(
-    data: bytes,
+    data: Data,
     integer: int,
     integer_end: int,
     fraction: int,
@@ -703,7 +705,7 @@ def _classify(line: bytes | str, s: _Scan) -> Route:
     return _route("request", id, method, None, line, s)
 
 
-def prefix_id(data: bytes | bytearray) -> RequestId | None:
+def prefix_id(data: Data) -> RequestId | None:
     """The id of a line cut short at a limit: its last complete top-level ``id`` member.
 
     ``data`` is the line's first bytes. They must open an object that is valid up to the

@@ -259,18 +259,20 @@ class _Session:
 
     def _client_refused(self, r: rpcline.Route, answers: list[bytes], forward: list[bytes]) -> None:
         self.summary.client_refused += 1
+        error = r.error
+        assert error is not None
         shape = _shape(r)
         if shape == "unknown" and r.id is not None and r.id in self.server_pending:
             shape = "response"  # the client's over-long answer to a server request
         if shape == "response":
-            self.log(f"client sent a refused response ({r.error.reason}); not answered")
+            self.log(f"client sent a refused response ({error.reason}); not answered")
             if r.id is not None and self.server_pending.pop(r.id, 0) is None:
                 forward.append(_connection_closed(r.id, f"the client's answer was refused: "
-                                                        f"{r.error.reason}"))
+                                                        f"{error.reason}"))
                 self.summary.failed += 1
             return
-        self.log(f"client sent a refused line ({r.error.reason}); answered")
-        answers.append(rpcline.error_response(rpcline.Refused(r.id, r.error)))
+        self.log(f"client sent a refused line ({error.reason}); answered")
+        answers.append(rpcline.error_response(rpcline.Refused(r.id, error)))
         self.summary.answered += 1
 
     # --- server to client -------------------------------------------------------------------
@@ -307,25 +309,28 @@ class _Session:
 
     def _server_refused(self, r: rpcline.Route, forward: list[bytes]) -> None:
         if _is_null_id_error(r):
+            assert type(r.line) is bytes
             forward.append(r.line)  # JSON-RPC 2.0 §5: the client's line was unreadable
             return
         self.summary.server_refused += 1
+        error = r.error
+        assert error is not None
         shape = _shape(r)
         if shape == "unknown" and r.id is not None and r.id in self.client_pending:
             shape = "response"
         if shape == "response" and r.id is not None and r.id in self.client_pending:
-            self.log(f"server sent a refused answer to {r.id!r} ({r.error.reason}); failed it")
+            self.log(f"server sent a refused answer to {r.id!r} ({error.reason}); failed it")
             self._answered(r.id)
             forward.append(_connection_closed(r.id, f"the server's answer was refused: "
-                                                    f"{r.error.reason}"))
+                                                    f"{error.reason}"))
             self.summary.failed += 1
         elif shape != "response" and r.id is not None and self.server_gone is None:
             # A request the client would refuse: answered here, so the server does not wait.
-            self.log(f"server sent a refused request ({r.error.reason}); answered")
+            self.log(f"server sent a refused request ({error.reason}); answered")
             with contextlib.suppress(ConnectionError, OSError):
-                self.server_in.write(rpcline.error_response(rpcline.Refused(r.id, r.error)) + b"\n")
+                self.server_in.write(rpcline.error_response(rpcline.Refused(r.id, error)) + b"\n")
         else:
-            self.log(f"server sent a refused line ({r.error.reason}); not forwarded")
+            self.log(f"server sent a refused line ({error.reason}); not forwarded")
 
     def _answered(self, id: rpcline.RequestId) -> None:
         if self.client_pending.pop(id, 0) is None and not self.client_pending:
