@@ -9,12 +9,13 @@ refused client requests answered, and no pending request is left waiting.
 import asyncio
 import sys
 
-from rpcline.proxy import open_stdio, relay
+from rpcline.proxy import close_stdio, open_stdio, relay
 
 
 async def main(command: list[str]) -> int:
     reader, writer = await open_stdio()
     summary = await relay(command, reader, writer)
+    await close_stdio(writer)
     print(f"proxy: {summary}", file=sys.stderr)
     return summary.returncode or 0
 

@@ -274,3 +274,18 @@ def test_the_example_is_the_same_relay(tmp_path):
     assert done.returncode == 0, done.stderr
     assert [r.get("result") or r["error"]["code"] for r in replies(done)] in (
         [{"n": 1}, -32700], [-32700, {"n": 1}])
+
+
+def test_the_last_answers_reach_a_slow_reader_before_the_proxy_exits():
+    """A pipe transport keeps what the pipe cannot take yet; the proxy flushes it first."""
+    size = 100_000  # more than a pipe holds, less than the transport's high-water mark on top
+    with subprocess.Popen(proxy_command(mode="huge-answer", arg=str(size)),
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL) as proxy:
+        assert proxy.stdin is not None and proxy.stdout is not None
+        proxy.stdin.write(R + b'"id":1,"method":"m"}\n')
+        proxy.stdin.close()
+        time.sleep(2.0)  # the server has answered and exited; the proxy is flushing
+        out = proxy.stdout.read()
+        assert proxy.wait(TIMEOUT) == 0
+    assert len(out) == len(R + b'"id":1,"result":{"text":""}}\n') + size

@@ -8,7 +8,7 @@ import signal
 import sys
 from typing import Any
 
-from rpcline.proxy import DEFAULT_MAX_LINE_BYTES, open_stdio, relay
+from rpcline.proxy import DEFAULT_MAX_LINE_BYTES, close_stdio, open_stdio, relay
 
 DESCRIPTION = """\
 Start COMMAND (a stdio JSON-RPC / MCP server) and relay newline-delimited JSON-RPC
@@ -64,6 +64,8 @@ async def _main(command: list[str], args: argparse.Namespace) -> int:
         print(f"rpcline proxy: cannot run {command[0]}: {error.strerror or error}",
               file=sys.stderr)
         return 2
+    finally:
+        await close_stdio(writer, args.drain_timeout)
     print(f"rpcline proxy: {summary}", file=sys.stderr)
     assert summary.returncode is not None
     return summary.returncode

@@ -44,12 +44,46 @@ async def open_stdio(stdin: int = 0, stdout: int = 1) -> tuple[Reader, Writer]:
         reader = _ThreadReader(stdin, loop)
     if _is_pipe(stdout):
         transport, protocol = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, os.fdopen(stdout, "wb", buffering=0, closefd=False)
+            _Flushed, os.fdopen(stdout, "wb", buffering=0, closefd=False)
         )
-        writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        writer = _PipeWriter(transport, protocol, None, loop)
     else:
         writer = _BlockingWriter(stdout)
     return reader, writer
+
+
+async def close_stdio(writer: Writer, timeout: float) -> None:
+    """Flush what the writer still holds, for up to ``timeout`` seconds, and close it.
+
+    A pipe transport writes what the pipe takes and keeps the rest: without this, the
+    last answers to a slow reader would be lost when the loop closes.
+    """
+    if isinstance(writer, _PipeWriter):
+        await writer.flush_and_close(timeout)
+
+
+class _Flushed(asyncio.streams.FlowControlMixin):
+    """Flow control, and a future that is done once the transport has closed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+class _PipeWriter(asyncio.StreamWriter):
+    async def flush_and_close(self, timeout: float) -> None:
+        self.transport.close()  # a pipe transport closes once its buffer is written
+        protocol = self._protocol  # type: ignore[attr-defined]
+        assert isinstance(protocol, _Flushed)
+        try:
+            await asyncio.wait_for(asyncio.shield(protocol.closed), timeout)
+        except TimeoutError:
+            self.transport.abort()
 
 
 class _ThreadReader:

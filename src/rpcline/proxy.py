@@ -36,7 +36,8 @@ import orjson
 import rpcline
 from rpcline._message_py import BAD_ID
 
-__all__ = ("DEFAULT_MAX_LINE_BYTES", "Reader", "Summary", "Writer", "open_stdio", "relay")
+__all__ = ("DEFAULT_MAX_LINE_BYTES", "Reader", "Summary", "Writer", "close_stdio", "open_stdio",
+           "relay")
 
 # SDK sessions carry tool results of 20 MB and more; a limit is there to bound memory.
 DEFAULT_MAX_LINE_BYTES: Final = 64 * 1024 * 1024
@@ -122,6 +123,13 @@ async def open_stdio(stdin: int = 0, stdout: int = 1) -> tuple[Reader, Writer]:
     from rpcline._stdio import open_stdio as _open
 
     return await _open(stdin, stdout)
+
+
+async def close_stdio(writer: Writer, timeout: float = 10.0) -> None:
+    """Flush and close a writer from ``open_stdio`` (for up to ``timeout`` seconds)."""
+    from rpcline._stdio import close_stdio as _close
+
+    await _close(writer, timeout)
 
 
 def _stderr(text: str) -> None:
