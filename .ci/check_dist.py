@@ -51,6 +51,7 @@ def source_files() -> dict[str, list[PurePosixPath]]:
         "pxd": tracked(f"{src}/*.pxd"),
         "tests": tracked("tests/*.py"),
         "examples": tracked("examples/*.py"),
+        "traffic": tracked("benchmarks/data/*.jsonl"),
     }
 
 
@@ -111,7 +112,7 @@ def check_sdist(path: Path, sources: dict[str, list[PurePosixPath]]) -> list[str
         "PKG-INFO", "pyproject.toml", "setup.py", "MANIFEST.in", "README.md",
         "build-constraints.txt", f"src/{PACKAGE}/py.typed",
     }
-    for group in ("python", "cython", "pxd", "tests", "examples"):
+    for group in ("python", "cython", "pxd", "tests", "examples", "traffic"):
         required |= {str(file) for file in sources[group]}
     problems = [f"missing {name}" for name in sorted(required - names)]
     for name in sorted(names):

@@ -31,7 +31,6 @@ import orjson
 import pytest
 from _support import (
     BAD_ID,
-    BAD_PARAMS,
     BATCHING,
     NOT_AN_OBJECT,
     decoder_message,

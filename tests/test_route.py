@@ -13,17 +13,16 @@ import importlib
 import itertools
 import json
 import pickle
-from pathlib import Path
 from types import ModuleType
 
 import orjson
 import pytest
+from _traffic import traffic_lines
 from hypothesis import given
 from hypothesis import strategies as st
 
 from rpcline.corpus import generate
 
-CORPUS = Path(__file__).parents[2] / "shared/corpus/mcp-traffic.jsonl"
 KINDS = {"Request": "request", "Notification": "notification",
          "ClientResponse": "response", "Refused": "refused"}  # fmt: skip
 PARSE_ERROR = -32700
@@ -708,10 +707,8 @@ def fields(route: object) -> tuple:
 # --- corpora ------------------------------------------------------------------------------
 
 
-def test_agrees_on_the_recorded_corpus(impl, router):
-    if not CORPUS.is_file():
-        pytest.skip(f"corpus not found at {CORPUS}")
-    lines = [line for line in CORPUS.read_bytes().split(b"\n") if line.strip()]
+def test_agrees_on_the_recorded_traffic(impl, router):
+    lines = traffic_lines()
     assert len(lines) > 700
     kinds = set()
     for line in lines:
@@ -734,8 +731,7 @@ def test_twins_agree_on_the_corpora():
     from rpcline import _route_c, _route_py
 
     lines = list(generate(2000))
-    if CORPUS.is_file():
-        lines += CORPUS.read_bytes().split(b"\n")
+    lines += traffic_lines()
     for line in lines:
         assert fields(_route_c.route(line)) == fields(_route_py.route(line)), line
 

@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from pathlib import Path
 
 import orjson
 import pytest
 from _support import describe
+from _traffic import traffic_lines
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 both = pytest.mark.c_extension  # the cross-checks need the Cython core too
 
-CORPUS = Path(__file__).parents[2] / "shared/corpus/mcp-traffic.jsonl"
 
 
 def assert_twins_agree(c_module, py_module, line):
@@ -257,9 +256,7 @@ def test_generator_makes_every_kind(py_module):
 
 
 def corpus_lines() -> list[bytes]:
-    if not CORPUS.is_file():
-        pytest.skip(f"corpus not found at {CORPUS}")
-    return [line for line in CORPUS.read_bytes().split(b"\n") if line]
+    return traffic_lines()
 
 
 @both
