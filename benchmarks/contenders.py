@@ -111,8 +111,13 @@ def run_pass(parse: Parser, lines: list[bytes]) -> None:
 
 
 def load_jsonl(path: str | Path) -> list[bytes]:
-    """The non-blank lines of a ``.jsonl`` file, without their LF."""
-    return [line for line in Path(path).read_bytes().split(b"\n") if line.strip()]
+    """The non-blank lines of a ``.jsonl`` file, or of every one in a folder, without LFs.
+
+    ``benchmarks/data``, the project's recorded SDK sessions, is real traffic to measure.
+    """
+    path = Path(path)
+    files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+    return [line for file in files for line in file.read_bytes().split(b"\n") if line.strip()]
 
 
 def load_corpus(path: str | Path | None = None) -> list[Labelled]:

@@ -1,0 +1,197 @@
+"""What a stdio relay costs: rpcline proxy against a naive relay and the SDK's transports.
+
+    python benchmarks/relay.py [--requests 20000] [--rounds 5] [--calls 300]
+
+1. Pipelined: a raw client writes N requests and reads N responses, to a trivial server,
+   directly and through each relay, in interleaved rounds. Reported: the relay process's
+   own CPU time per request+response (utime + stime from /proc, after a warm-up), and the
+   wall time of the round.
+2. Sequential SDK calls: the official SDK's client calls a tool of ``tests/sdk_server.py``
+   one call at a time, directly and through ``rpcline proxy``; calls per second.
+
+The relays: ``rpcline proxy``; a naive asyncio relay (``readline()``, ``json.loads``,
+``json.dumps``, as a first gateway is written); and one built from the SDK's own stdio
+transports (``stdio_server`` towards the client, ``stdio_client`` towards the server,
+forwarding ``SessionMessage`` objects). Targets: CPU per pipelined request+response at
+most 0.3x the naive relay's; sequential SDK calls at least 0.95x direct.
+Linux only (/proc); the SDK parts need the ``interop`` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+
+SERVER = r'''
+import sys
+out = sys.stdout.buffer
+for line in sys.stdin.buffer:      # a trivial server: answer every request, ids as bytes
+    start = line.find(b'"id":') + 5
+    end = line.find(b",", start)
+    out.write(b'{"jsonrpc":"2.0","id":' + line[start:end] + b',"result":{}}\n')
+    out.flush()
+'''
+
+NAIVE = r'''
+import asyncio, json, sys
+async def pump(reader, write, drain):
+    while line := await reader.readline():
+        write((json.dumps(json.loads(line)) + "\n").encode())
+        await drain()
+async def main(command):
+    loop = asyncio.get_running_loop()
+    client = asyncio.StreamReader(limit=2**26)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(client), sys.stdin)
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, sys.stdout)
+    out = asyncio.StreamWriter(transport, protocol, None, loop)
+    child = await asyncio.create_subprocess_exec(*command, stdin=-1, stdout=-1, limit=2**26)
+    async def to_server():
+        await pump(client, child.stdin.write, child.stdin.drain)
+        child.stdin.close()
+    await asyncio.gather(to_server(), pump(child.stdout, out.write, out.drain))
+    await child.wait()
+asyncio.run(main(sys.argv[1:]))
+'''
+
+SDK = r'''
+import sys, anyio
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.server.stdio import stdio_server
+async def forward(source, sink):
+    async for message in source:
+        if isinstance(message, Exception):
+            continue
+        await sink.send(message)
+    await sink.aclose()
+async def main():
+    params = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:])
+    async with stdio_server() as (client_read, client_write):
+        async with stdio_client(params) as (server_read, server_write):
+            async with anyio.create_task_group() as group:
+                async def up():  # the client's EOF ends the relay (and the server with it)
+                    await forward(client_read, server_write)
+                    group.cancel_scope.cancel()
+                group.start_soon(up)
+                group.start_soon(forward, server_read, client_write)
+anyio.run(main)
+'''
+
+RELAYS = {
+    "direct": None,
+    "rpcline proxy": [PYTHON, "-m", "rpcline", "proxy", "--"],
+    "naive asyncio relay": [PYTHON, "-c", NAIVE],
+    "SDK stdio transports": [PYTHON, "-c", SDK],
+}
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def requests(first: int, count: int) -> bytes:
+    return b"".join(b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo",'
+                    b'"arguments":{"text":"hello"}}}\n' % i for i in range(first, first + count))
+
+
+def pipelined(relay: list[str] | None, count: int) -> tuple[float, float]:
+    """(relay CPU seconds, wall seconds) for ``count`` requests and their responses."""
+    command = [*(relay or []), PYTHON, "-c", SERVER]
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=ENV) as process:
+        assert process.stdin is not None and process.stdout is not None
+        warm = 200
+        process.stdin.write(requests(0, warm))
+        process.stdin.flush()
+        for _ in range(warm):
+            process.stdout.readline()
+        cpu = cpu_seconds(process.pid)
+        started = time.perf_counter()
+        data = requests(warm, count)
+        # The requests are written from a thread while the responses are read here.
+        writer = threading.Thread(target=lambda: (process.stdin.write(data), process.stdin.flush()))
+        writer.start()
+        for _ in range(count):
+            process.stdout.readline()
+        wall = time.perf_counter() - started
+        cpu = cpu_seconds(process.pid) - cpu
+        writer.join()
+        process.stdin.close()
+        try:  # measured already: a relay that does not end at EOF is not waited for
+            process.wait(5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    return cpu, wall
+
+
+def sequential_sdk(relay: list[str] | None, calls: int) -> float:
+    """Sequential SDK tool calls per second, directly or through ``relay``."""
+    script = ROOT / "benchmarks" / "_sdk_calls.py"
+    command = [*(relay or []), PYTHON, str(ROOT / "tests" / "sdk_server.py")]
+    done = subprocess.run([PYTHON, str(script), str(calls), *command], env=ENV,
+                          capture_output=True, text=True, timeout=600, check=True)
+    return float(done.stdout.split()[-1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=20000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--calls", type=int, default=300, help="sequential SDK calls a round")
+    parser.add_argument("--relays", nargs="+", choices=list(RELAYS), default=list(RELAYS))
+    args = parser.parse_args()
+    cpu: dict[str, list[float]] = {name: [] for name in args.relays}
+    wall: dict[str, list[float]] = {name: [] for name in args.relays}
+    for round in range(args.rounds):
+        names = args.relays[round % len(args.relays):] + args.relays[:round % len(args.relays)]
+        for name in names:
+            try:
+                c, w = pipelined(RELAYS[name], args.requests)
+            except (OSError, subprocess.SubprocessError) as error:
+                print(f"{name}: {error}", file=sys.stderr)
+                continue
+            cpu[name].append(c)
+            wall[name].append(w)
+    print(f"pipelined, {args.requests} requests a round, medians of {args.rounds} interleaved rounds")
+    print(f"  {'relay':<22} {'relay CPU us/req+resp':>22} {'wall ms':>9}")
+    for name in args.relays:
+        if not wall[name]:
+            continue
+        per = statistics.median(cpu[name]) / args.requests * 1e6 if name != "direct" else 0.0
+        print(f"  {name:<22} {per:22.1f} {statistics.median(wall[name]) * 1e3:9.0f}")
+    if cpu.get("rpcline proxy") and cpu.get("naive asyncio relay"):
+        ratio = statistics.median(cpu["rpcline proxy"]) / statistics.median(cpu["naive asyncio relay"])
+        print(f"  target: rpcline proxy CPU <= 0.30x the naive relay's: {ratio:.2f}x "
+              f"{'met' if ratio <= 0.30 else 'NOT met'}")
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        print("sequential SDK calls: skipped (pip install '.[interop]')")
+        return 0
+    direct: list[float] = []
+    proxied: list[float] = []
+    for round in range(args.rounds):
+        pair = [(direct, None), (proxied, RELAYS["rpcline proxy"])]
+        for results, relay in pair if round % 2 == 0 else pair[::-1]:
+            results.append(sequential_sdk(relay, args.calls))
+    ratio = statistics.median(proxied) / statistics.median(direct)
+    print(f"sequential SDK tools/call, {args.calls} a round: direct "
+          f"{statistics.median(direct):.0f}/s, through rpcline proxy {statistics.median(proxied):.0f}/s")
+    print(f"  target: >= 0.95x direct: {ratio:.2f}x {'met' if ratio >= 0.95 else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    with tempfile.TemporaryDirectory():
+        sys.exit(main())
