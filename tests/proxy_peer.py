@@ -14,12 +14,16 @@ tests can check what reached the server byte for byte. Modes:
   answers requests.
 - ``slow S``: answers each request S seconds after it arrived.
 - ``deaf``: reads to EOF, answers nothing, then sleeps until killed.
+- ``orphan PIDFILE``: reads one line, starts a child that keeps this server's stdout open
+  for two minutes (its pid in PIDFILE), and exits with status 4 without answering.
+- ``pgrp``: says ``pgrp=N`` (its process group) on stderr, then answers as ``answer``.
 """
 
 from __future__ import annotations
 
 import os
 import queue
+import subprocess
 import sys
 import threading
 import time
@@ -58,6 +62,9 @@ def answer(line: bytes, count: int, body: bytes | None = None) -> None:
 
 
 def main(mode: str, arg: str | None) -> None:
+    if mode == "pgrp":
+        print(f"pgrp={os.getpgrp()}", file=sys.stderr, flush=True)
+        mode = "answer"
     if mode == "answer":
         inbox: queue.Queue[bytes | None] = queue.Queue()
 
@@ -88,8 +95,9 @@ def main(mode: str, arg: str | None) -> None:
         for count, line in enumerate(lines(), 1):
             answer(line, count)
     elif mode == "ask":
-        send(b'{"jsonrpc":"2.0","id":"s1","method":"roots/list"}')
+        # The refused request first: its answer is in the log before s1 can be answered.
         send(b'{"jsonrpc":"2.0","id":"s2","method":5}')
+        send(b'{"jsonrpc":"2.0","id":"s1","method":"roots/list"}')
         for count, line in enumerate(lines(), 1):
             answer(line, count)
     elif mode == "slow":
@@ -100,6 +108,13 @@ def main(mode: str, arg: str | None) -> None:
         for _ in lines():
             pass
         time.sleep(3600)
+    elif mode == "orphan":
+        next(lines())
+        child = subprocess.Popen(["sleep", "120"], stdin=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)  # stdout: this server's
+        with open(arg or os.devnull, "w") as pidfile:
+            pidfile.write(str(child.pid))
+        sys.exit(4)
     else:
         sys.exit(f"unknown mode {mode}")
 

@@ -7,6 +7,7 @@ are in tests/test_proxy_sdk.py.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -111,6 +112,29 @@ def test_a_server_that_dies_mid_call_fails_every_pending_request_at_once():
         assert error["code"] == -32000 and error["message"] == "Connection closed"
         assert "server closed its output" in error["data"]
     assert elapsed < 30
+
+
+def test_a_server_whose_child_keeps_its_stdout_fails_pending_requests_when_it_exits(tmp_path):
+    pidfile = tmp_path / "grandchild"
+    try:
+        done = run_proxy(R + b'"id":1,"method":"m"}\n', mode="orphan", arg=str(pidfile))
+    finally:
+        if pidfile.exists():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pidfile.read_text()), signal.SIGKILL)
+    assert done.returncode == 4
+    (reply,) = replies(done)
+    assert reply["id"] == 1 and reply["error"]["code"] == -32000
+    assert reply["error"]["data"] == "the server exited with status 4"
+
+
+def test_a_cancelled_request_is_not_waited_for_nor_failed():
+    cancel = R + b'"method":"notifications/cancelled","params":{"requestId":"7"}}\n'
+    session = R + b'"id":7,"method":"m"}\n' + R + b'"id":"7","method":"m"}\n' + cancel
+    done = run_proxy(session, "--drain-timeout", "1", mode="deaf")
+    (reply,) = replies(done)  # "7" was cancelled (and the SDKs never answer it); 7 was not
+    assert reply["id"] == 7 and reply["error"]["code"] == -32000
+    assert b"1 pending requests failed" in done.stderr
 
 
 def test_a_refused_answer_fails_its_request():
@@ -255,6 +279,20 @@ def test_signals_go_to_the_server_and_the_proxy_exits_with_its_status():
         stderr = proxy.stderr.read() if proxy.stderr else b""
     assert reply["id"] == 1 and reply["error"]["code"] == -32000
     assert b"server exit status 143" in stderr  # the summary
+
+
+def test_the_server_shares_the_proxys_process_group():
+    # A client that kills the proxy's group (the MCP SDK's stdio client does, on close)
+    # must reach the server too, even one that ignores SIGTERM.
+    done = run_proxy(R + b'"id":1,"method":"m"}\n', mode="pgrp")
+    assert f"pgrp={os.getpgrp()}".encode() in done.stderr
+
+
+def test_commands_other_than_proxy_do_not_import_the_relay():
+    code = ("import sys; from rpcline import cli; cli.main(['sample', '1']); "
+            "assert 'rpcline.proxy' not in sys.modules and 'asyncio' not in sys.modules")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr
 
 
 def test_the_summary_counts_each_way():

@@ -17,7 +17,8 @@ import stat
 import threading
 from typing import Any
 
-from rpcline.proxy import READ_BYTES, Reader, Writer
+from rpcline._relay import READ_BYTES, _Unbuffered
+from rpcline.proxy import Reader, Writer
 
 
 def _is_pipe(fd: int) -> bool:
@@ -120,7 +121,7 @@ class _ThreadReader:
         return chunk
 
 
-class _BlockingWriter:
+class _BlockingWriter(_Unbuffered):
     """Blocking writes to a terminal or a regular file; ``drain`` has nothing to wait for."""
 
     def __init__(self, fd: int) -> None:

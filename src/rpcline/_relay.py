@@ -1,0 +1,411 @@
+"""One relay session of ``rpcline.proxy``: the pending requests, each direction, the end.
+
+The server's side is driven by protocol callbacks (``_ServerPipes``): each chunk of the
+server's stdout is classified and written to the client in the callback that received it,
+with no task to wake, because every wakeup is latency a sequential caller pays twice per
+call. The client's side is a task reading ``Reader`` (any asyncio reader will do).
+
+Backpressure either way: when the client's writer holds more than its high-water mark,
+the server's stdout stops being read until it drains; when the server's stdin pipe is
+full, the client is not read until the pipe takes more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING, Any, Final
+
+import orjson
+
+import rpcline
+from rpcline._message_py import BAD_ID
+
+if TYPE_CHECKING:
+    from rpcline.proxy import Reader, Summary, Writer
+
+READ_BYTES: Final = 64 * 1024
+CONNECTION_CLOSED: Final = -32000  # the code the MCP SDKs use for a closed connection
+KILL_AFTER: Final = 2.0  # seconds between SIGTERM and SIGKILL for a child that stays
+# After the server exits, how long its stdout may stay open and silent: a grandchild that
+# inherited it must not keep the callers waiting. What the server wrote before it exited is
+# in the pipe already and is read within a loop iteration or two.
+EXIT_GRACE: Final = 0.5
+CANCELLED: Final = b"notifications/cancelled"
+
+
+class _Recorder:
+    """The ``--record`` files: each side's bytes exactly as they came, in order."""
+
+    def __init__(self, prefix: str | None) -> None:
+        self.prefix = prefix
+        self.client: IO[bytes] | None = None
+        self.server: IO[bytes] | None = None
+
+    def __enter__(self) -> _Recorder:
+        if self.prefix is not None:
+            self.client = open(f"{self.prefix}.client.jsonl", "wb")
+            self.server = open(f"{self.prefix}.server.jsonl", "wb")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for file in (self.client, self.server):
+            if file is not None:
+                file.close()
+
+
+def _connection_closed(id: rpcline.RequestId, cause: str) -> bytes:
+    """The error line (no LF) that answers a request nobody else will answer."""
+    return orjson.dumps({"jsonrpc": "2.0", "id": id, "error": {
+        "code": CONNECTION_CLOSED, "message": "Connection closed", "data": cause}})
+
+
+def _lines(lines: list[bytes]) -> bytes:
+    """The lines, each with its LF, in one write."""
+    lines.append(b"")
+    return b"\n".join(lines)
+
+
+def _shape(r: rpcline.Route) -> str:
+    """What a refused line looks like: ``"response"``, ``"request"`` or ``"unknown"``."""
+    if r.line is None:
+        return "unknown"  # an over-long line: only its id was read
+    if r.method_span is None and (r.result_span is not None or r.error_span is not None):
+        return "response"
+    return "request"
+
+
+def _is_null_id_error(r: rpcline.Route) -> bool:
+    """A server's answer to an unreadable request: ``"id": null`` and an ``error``."""
+    if r.id_span is None or r.error_span is None or r.method_span is not None:
+        return False
+    if r.result_span is not None or r.error is None or r.error.reason != BAD_ID:
+        return False
+    line = r.line if type(r.line) is bytes else str(r.line).encode()
+    start, end = r.id_span
+    return line[start:end] == b"null"
+
+
+def _cancelled_id(r: rpcline.Route) -> Any:
+    """The ``requestId`` a ``notifications/cancelled`` names, or None.
+
+    The SDKs never answer a request once it is cancelled, so the relay must stop waiting
+    for it. Rare, so decoding the whole line costs nothing that matters.
+    """
+    if r.method != "notifications/cancelled" or type(r.line) is not bytes:
+        return None
+    with contextlib.suppress(orjson.JSONDecodeError):
+        params = orjson.loads(r.line).get("params")
+        if type(params) is dict:
+            return params.get("requestId")
+    return None
+
+
+def _congested(writer: Writer) -> bool:
+    """Whether the client's writer holds more than it should before it drains."""
+    transport = getattr(writer, "transport", None)
+    if transport is None:
+        return not isinstance(writer, _Unbuffered)  # an unknown writer: always drain
+    high = transport.get_write_buffer_limits()[1]
+    return bool(transport.get_write_buffer_size() > high)
+
+
+class _Unbuffered:
+    """A writer whose ``write`` completes the write (``drain`` waits for nothing)."""
+
+
+class _ServerPipes(asyncio.SubprocessProtocol):
+    """The server process's pipes and exit, handed to the session as they happen."""
+
+    def __init__(self, session: _Session) -> None:
+        self.session = session
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        self.session.connect(transport)
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if fd == 1:
+            self.session.from_server(data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1:
+            if exc is not None:
+                self.session.log(f"server output failed: {exc}")
+            self.session.server_done("the server closed its output")
+        elif fd == 0:
+            self.session.server_input_closed()
+
+    def process_exited(self) -> None:
+        self.session.server_exited()
+
+    def pause_writing(self) -> None:  # the server's stdin pipe is full
+        self.session.server_writable.clear()
+
+    def resume_writing(self) -> None:
+        self.session.server_writable.set()
+
+
+class _Session:
+    def __init__(self, reader: Reader, writer: Writer, max_line_bytes: int, drain_timeout: float,
+                 log: Callable[[str], None], summary: Summary, recorder: _Recorder) -> None:
+        loop = asyncio.get_running_loop()
+        self.loop = loop
+        self.client_in, self.client_out = reader, writer
+        self.limit = max_line_bytes
+        self.drain_timeout = drain_timeout
+        self.log = log
+        self.summary = summary
+        self.recorder = recorder
+        self.server_parser = rpcline.StreamParser(max_line_bytes, classify=rpcline.route)
+        self.transport: asyncio.SubprocessTransport | None = None
+        self.server_in: asyncio.WriteTransport | None = None
+        self.server_out: asyncio.ReadTransport | None = None
+        # Requests without an answer yet, by id as it came (1 and "1" are different keys).
+        self.client_pending: dict[rpcline.RequestId, None] = {}
+        self.server_pending: dict[rpcline.RequestId, None] = {}
+        self.server_gone: str | None = None  # why the server can take no more, once it can't
+        self.client_gone = False  # the client's output broke: nothing more reaches it
+        self.answered_all = asyncio.Event()  # set whenever client_pending empties
+        self.server_writable = asyncio.Event()
+        self.server_writable.set()
+        self.server_silent: asyncio.Future[None] = loop.create_future()  # no more server lines
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.client_draining: asyncio.Task[None] | None = None
+        self.received_since_exit = False
+
+    def connect(self, transport: asyncio.SubprocessTransport) -> None:
+        self.transport = transport
+        server_in = transport.get_pipe_transport(0)
+        server_out = transport.get_pipe_transport(1)
+        assert isinstance(server_in, asyncio.WriteTransport)
+        assert isinstance(server_out, asyncio.ReadTransport)
+        self.server_in, self.server_out = server_in, server_out
+
+    async def run(self) -> int:
+        """Relay until the server has said all it will; its exit status (128 + N for signal N)."""
+        to_server = asyncio.create_task(self._client_to_server())
+        await self.server_silent
+        returncode = await self._stop_child()
+        to_server.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await to_server
+        if self.client_draining is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.client_draining
+        return returncode if returncode >= 0 else 128 - returncode
+
+    # --- client to server -------------------------------------------------------------------
+
+    async def _client_to_server(self) -> None:
+        parser = rpcline.StreamParser(self.limit, classify=rpcline.route)
+        record = self.recorder.client
+        try:
+            while chunk := await self.client_in.read(READ_BYTES):
+                if record is not None:
+                    record.write(chunk)
+                await self._from_client(parser.feed(chunk))
+            await self._from_client(parser.close())
+        except (ConnectionError, OSError) as error:  # the client's side broke
+            self.log(f"client input failed: {error}")
+        # The client is done sending: its requests in flight still deserve their answers.
+        if self.client_pending and self.server_gone is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.answered_all.wait(), self.drain_timeout)
+        if self.server_in is not None:
+            self.server_in.close()
+        await self._stop_child()
+
+    async def _from_client(self, routes: list[Any]) -> None:
+        forward: list[bytes] = []
+        answers: list[bytes] = []
+        for r in routes:
+            self.summary.client_lines += 1
+            kind = r.kind
+            if kind == "request":
+                if self.server_gone is not None:
+                    answers.append(_connection_closed(r.id, self.server_gone))
+                    self.summary.failed += 1
+                    continue
+                self.client_pending[r.id] = None
+                self.answered_all.clear()
+            elif kind == "response":
+                self.server_pending.pop(r.id, None)
+            elif kind == "refused":
+                self._client_refused(r, answers, forward)
+                continue
+            elif r.method_span is not None and CANCELLED in r.line:
+                self._answered(_cancelled_id(r))  # the server will not answer it now
+            forward.append(r.line)
+        if forward and self.server_gone is None and self.server_in is not None:
+            self.server_in.write(_lines(forward))
+            if not self.server_writable.is_set():
+                await self.server_writable.wait()
+        if answers:
+            self._to_client(_lines(answers))
+            if self.client_draining is not None:
+                await self.client_draining
+
+    def _client_refused(self, r: rpcline.Route, answers: list[bytes], forward: list[bytes]) -> None:
+        self.summary.client_refused += 1
+        error = r.error
+        assert error is not None
+        shape = _shape(r)
+        if shape == "unknown" and r.id is not None and r.id in self.server_pending:
+            shape = "response"  # the client's over-long answer to a server request
+        if shape == "response":
+            self.log(f"client sent a refused response ({error.reason}); not answered")
+            if r.id is not None and self.server_pending.pop(r.id, 0) is None:
+                forward.append(_connection_closed(r.id, f"the client's answer was refused: "
+                                                        f"{error.reason}"))
+                self.summary.failed += 1
+            return
+        self.log(f"client sent a refused line ({error.reason}); answered")
+        answers.append(rpcline.error_response(rpcline.Refused(r.id, error)))
+        self.summary.answered += 1
+
+    def server_input_closed(self) -> None:
+        if self.server_gone is None:
+            self.server_gone = "the server closed its input"
+        self.server_writable.set()  # nothing waits for a pipe that is gone
+
+    # --- server to client (protocol callbacks) ------------------------------------------------
+
+    def from_server(self, data: bytes) -> None:
+        self.received_since_exit = True
+        if self.recorder.server is not None:
+            self.recorder.server.write(data)
+        self._from_server(self.server_parser.feed(data))
+
+    def _from_server(self, routes: list[Any]) -> None:
+        forward: list[bytes] = []
+        for r in routes:
+            self.summary.server_lines += 1
+            kind = r.kind
+            if kind == "response":
+                self._answered(r.id)
+            elif kind == "request":
+                self.server_pending[r.id] = None
+            elif kind == "refused":
+                self._server_refused(r, forward)
+                continue
+            elif r.method_span is not None and CANCELLED in r.line:
+                self.server_pending.pop(_cancelled_id(r), None)
+            forward.append(r.line)
+        if forward:
+            self._to_client(_lines(forward))
+
+    def _server_refused(self, r: rpcline.Route, forward: list[bytes]) -> None:
+        if _is_null_id_error(r):
+            assert type(r.line) is bytes
+            forward.append(r.line)  # JSON-RPC 2.0 §5: the client's line was unreadable
+            return
+        self.summary.server_refused += 1
+        error = r.error
+        assert error is not None
+        shape = _shape(r)
+        if shape == "unknown" and r.id is not None and r.id in self.client_pending:
+            shape = "response"
+        if shape == "response" and r.id is not None and r.id in self.client_pending:
+            self.log(f"server sent a refused answer to {r.id!r} ({error.reason}); failed it")
+            self._answered(r.id)
+            forward.append(_connection_closed(r.id, f"the server's answer was refused: "
+                                                    f"{error.reason}"))
+            self.summary.failed += 1
+        elif shape != "response" and r.id is not None and self.server_gone is None:
+            # A request the client would refuse: answered here, so the server does not wait.
+            self.log(f"server sent a refused request ({error.reason}); answered")
+            assert self.server_in is not None
+            self.server_in.write(rpcline.error_response(rpcline.Refused(r.id, error)) + b"\n")
+        else:
+            self.log(f"server sent a refused line ({error.reason}); not forwarded")
+
+    def _answered(self, id: Any) -> None:
+        if self.client_pending.pop(id, 0) is None and not self.client_pending:
+            self.answered_all.set()
+
+    def _to_client(self, data: bytes) -> None:
+        """Write to the client; if its writer is congested, stop reading the server."""
+        if self.client_gone:
+            return
+        try:
+            self.client_out.write(data)
+        except (ConnectionError, OSError):
+            self.client_gone = True
+            return
+        if self.client_draining is None and _congested(self.client_out):
+            if self.server_out is not None and not self.server_out.is_closing():
+                self.server_out.pause_reading()
+            self.client_draining = self.loop.create_task(self._drain_client())
+
+    async def _drain_client(self) -> None:
+        try:
+            await self.client_out.drain()
+        except (ConnectionError, OSError):
+            self.client_gone = True  # what the server says now goes nowhere, but is read
+        self.client_draining = None
+        if self.server_out is not None and not self.server_out.is_closing():
+            self.server_out.resume_reading()
+
+    # --- the end ------------------------------------------------------------------------------
+
+    def server_done(self, cause: str) -> None:
+        """The server will say no more: answer every client request still pending."""
+        if self.server_silent.done():
+            return
+        self._from_server(self.server_parser.close())
+        if self.server_gone is None:
+            self.server_gone = cause
+        pending = list(self.client_pending)
+        self.client_pending.clear()
+        self.answered_all.set()
+        if pending:
+            self.summary.failed += len(pending)
+            self._to_client(_lines([_connection_closed(id, cause) for id in pending]))
+        self.server_silent.set_result(None)
+
+    def server_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+        self.received_since_exit = False
+        self.loop.call_later(EXIT_GRACE, self._after_exit_grace)
+
+    def _after_exit_grace(self) -> None:
+        """Still no EOF: something else holds the server's stdout. Stop waiting for it."""
+        if self.server_silent.done():
+            return
+        if self.received_since_exit or self.client_draining is not None:
+            self.received_since_exit = False  # it is still talking, or we are not listening
+            self.loop.call_later(EXIT_GRACE, self._after_exit_grace)
+            return
+        assert self.transport is not None
+        self.log("the server exited but its output stays open (a child of its own?); "
+                 "not waiting for it")
+        self.server_done(f"the server exited with status {self.transport.get_returncode()}")
+        if self.server_out is not None:
+            self.server_out.close()
+
+    async def _stop_child(self) -> int:
+        """Give the server ``drain_timeout`` to exit by itself, then SIGTERM, then SIGKILL."""
+        transport = self.transport
+        assert transport is not None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.exited), self.drain_timeout)
+            return self._returncode()
+        self.log(f"server did not exit within {self.drain_timeout:g} s: terminating it")
+        with contextlib.suppress(ProcessLookupError):
+            transport.terminate()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self.exited), KILL_AFTER)
+            return self._returncode()
+        with contextlib.suppress(ProcessLookupError):
+            transport.kill()
+        await asyncio.shield(self.exited)
+        return self._returncode()
+
+    def _returncode(self) -> int:
+        assert self.transport is not None
+        returncode = self.transport.get_returncode()
+        assert returncode is not None
+        return returncode
