@@ -29,7 +29,10 @@ HERE = Path(__file__).parent
 SERVER = [sys.executable, str(HERE / "sdk_server.py")]
 PROXY = [sys.executable, "-m", "rpcline", "proxy", "--"]
 # The SDK starts servers with a minimal environment: pass on what selects rpcline.
+# Absolute paths: some of these runs start in a temporary directory.
 ENV = {k: v for k, v in os.environ.items() if k in ("PYTHONPATH", "RPCLINE_NO_EXTENSIONS")}
+if "PYTHONPATH" in ENV:
+    ENV["PYTHONPATH"] = os.pathsep.join(map(os.path.abspath, ENV["PYTHONPATH"].split(os.pathsep)))
 BIG = 2**70
 TIMEOUT = 120
 

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import signal
 import sys
 from typing import Any
-
-from rpcline.proxy import DEFAULT_MAX_LINE_BYTES, close_stdio, open_stdio, relay
 
 DESCRIPTION = """\
 Start COMMAND (a stdio JSON-RPC / MCP server) and relay newline-delimited JSON-RPC
@@ -24,7 +21,10 @@ example:
   rpcline proxy --record session -- python -m my_mcp_server
 """
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# Aimed at the proxy alone (kill PID): passed on. The server shares the proxy's process
+# group, so a terminal's Ctrl-C (SIGINT to the group) reaches it directly; the proxy only
+# stays, to relay the server's last words and exit with its status.
+FORWARDED = (signal.SIGTERM, signal.SIGHUP)
 
 
 def add_parser(commands: Any, positive: Any) -> None:
@@ -33,8 +33,9 @@ def add_parser(commands: Any, positive: Any) -> None:
         "proxy", help="relay a stdio MCP server, forwarding bytes, never leaving a caller hanging",
         description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    proxy.add_argument("--max-line-bytes", type=positive, default=DEFAULT_MAX_LINE_BYTES,
-                       metavar="N", help="longest line either way (default: %(default)s)")
+    proxy.add_argument("--max-line-bytes", type=positive, default=None, metavar="N",
+                       help="longest line either way (default: 64 MiB; SDK sessions carry "
+                            "results of 20 MB and more)")
     proxy.add_argument("--record", metavar="PREFIX",
                        help="write PREFIX.client.jsonl and PREFIX.server.jsonl: every byte "
                             "each side sent")
@@ -51,15 +52,23 @@ def run(args: argparse.Namespace) -> int:
         print("rpcline proxy: no server command (rpcline proxy -- COMMAND [ARG...])",
               file=sys.stderr)
         return 2
+    import asyncio  # here, not above: the other commands need no event loop
+
     return asyncio.run(_main(command, args))
 
 
 async def _main(command: list[str], args: argparse.Namespace) -> int:
+    import asyncio
+
+    from rpcline.proxy import DEFAULT_MAX_LINE_BYTES, close_stdio, open_stdio, relay
+
+    asyncio.get_running_loop().add_signal_handler(signal.SIGINT, lambda: None)
     reader, writer = await open_stdio()
     try:
-        summary = await relay(command, reader, writer, max_line_bytes=args.max_line_bytes,
+        summary = await relay(command, reader, writer,
+                              max_line_bytes=args.max_line_bytes or DEFAULT_MAX_LINE_BYTES,
                               record=args.record, drain_timeout=args.drain_timeout,
-                              forward_signals=SIGNALS)
+                              forward_signals=FORWARDED)
     except OSError as error:  # the command could not start
         print(f"rpcline proxy: cannot run {command[0]}: {error.strerror or error}",
               file=sys.stderr)
