@@ -327,3 +327,26 @@ def test_the_last_answers_reach_a_slow_reader_before_the_proxy_exits():
         out = proxy.stdout.read()
         assert proxy.wait(TIMEOUT) == 0
     assert len(out) == len(R + b'"id":1,"result":{"text":""}}\n') + size
+
+
+def test_open_stdio_reads_a_pipe_by_read_too_when_nothing_attaches():
+    # The relay takes a pipe's chunks by callback; any other user reads it with read().
+    import asyncio
+
+    from rpcline.proxy import open_stdio
+
+    async def main() -> list[bytes]:
+        read_end, write_end = os.pipe()
+        out_read, out_write = os.pipe()
+        reader, _ = await open_stdio(read_end, out_write)
+        os.write(write_end, b"x" * 60_000)  # less than a pipe holds
+        os.close(write_end)
+        chunks = []
+        while chunk := await reader.read(30_000):
+            chunks.append(chunk)
+        for fd in (read_end, out_read, out_write):
+            os.close(fd)
+        return chunks
+
+    chunks = asyncio.run(main())
+    assert b"".join(chunks) == b"x" * 60_000 and max(map(len, chunks)) <= 30_000

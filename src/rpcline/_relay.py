@@ -1,9 +1,10 @@
 """One relay session of ``rpcline.proxy``: the pending requests, each direction, the end.
 
-The server's side is driven by protocol callbacks (``_ServerPipes``): each chunk of the
-server's stdout is classified and written to the client in the callback that received it,
-with no task to wake, because every wakeup is latency a sequential caller pays twice per
-call. The client's side is a task reading ``Reader`` (any asyncio reader will do).
+Both sides are driven by callbacks where they can be: each chunk of the server's stdout
+(``_ServerPipes``), and of the client's input when it is a pipe of ``open_stdio``'s
+(``Consumer``), is classified and written on in the callback that received it, with no
+task to wake: every wakeup is latency that a sequential caller pays on each call. Any
+other ``Reader`` is read by a task.
 
 Backpressure either way: when the client's writer holds more than its high-water mark,
 the server's stdout stops being read until it drains; when the server's stdin pipe is
@@ -15,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from typing import IO, TYPE_CHECKING, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 import orjson
 
@@ -111,6 +112,22 @@ def _congested(writer: Writer) -> bool:
     return bool(transport.get_write_buffer_size() > high)
 
 
+class Consumer(Protocol):
+    """What an ``Attachable`` reader calls: each chunk, then the end, once."""
+
+    def client_data(self, data: bytes, /) -> None: ...
+    def client_eof(self) -> None: ...
+
+
+@runtime_checkable
+class Attachable(Protocol):
+    """A reader that can hand its chunks to a ``Consumer`` by callback, and be paused."""
+
+    def attach(self, consumer: Consumer, /) -> None: ...
+    def pause(self) -> None: ...
+    def resume(self) -> None: ...
+
+
 class _Unbuffered:
     """A writer whose ``write`` completes the write (``drain`` waits for nothing)."""
 
@@ -141,10 +158,10 @@ class _ServerPipes(asyncio.SubprocessProtocol):
         self.session.server_exited()
 
     def pause_writing(self) -> None:  # the server's stdin pipe is full
-        self.session.server_writable.clear()
+        self.session._pause_client("server input")
 
     def resume_writing(self) -> None:
-        self.session.server_writable.set()
+        self.session._resume_client("server input")
 
 
 class _Session:
@@ -168,8 +185,11 @@ class _Session:
         self.server_gone: str | None = None  # why the server can take no more, once it can't
         self.client_gone = False  # the client's output broke: nothing more reaches it
         self.answered_all = asyncio.Event()  # set whenever client_pending empties
-        self.server_writable = asyncio.Event()
-        self.server_writable.set()
+        self.client_parser: rpcline.StreamParser | None = None  # when chunks come by callback
+        self.client_reader: Attachable | None = None
+        self.client_paused: set[str] = set()  # why the client is not read now
+        self.client_unpaused = asyncio.Event()
+        self.client_done: asyncio.Task[None] | None = None
         self.server_silent: asyncio.Future[None] = loop.create_future()  # no more server lines
         self.exited: asyncio.Future[None] = loop.create_future()
         self.client_draining: asyncio.Task[None] | None = None
@@ -185,30 +205,55 @@ class _Session:
 
     async def run(self) -> int:
         """Relay until the server has said all it will; its exit status (128 + N for signal N)."""
-        to_server = asyncio.create_task(self._client_to_server())
+        if isinstance(self.client_in, Attachable):  # a pipe of open_stdio's, say
+            self.client_parser = rpcline.StreamParser(self.limit, classify=rpcline.route)
+            self.client_reader = self.client_in
+            self.client_in.attach(self)
+        else:
+            self.client_done = asyncio.create_task(self._client_to_server())
         await self.server_silent
         returncode = await self._stop_child()
-        to_server.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await to_server
-        if self.client_draining is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.client_draining
+        if self.client_reader is not None:
+            self.client_reader.pause()  # the session is over: what comes next is not ours
+        for task in (self.client_done, self.client_draining):
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         return returncode if returncode >= 0 else 128 - returncode
 
     # --- client to server -------------------------------------------------------------------
 
+    def client_data(self, data: bytes) -> None:
+        """A chunk from the client, by callback (``Consumer``)."""
+        if self.recorder.client is not None:
+            self.recorder.client.write(data)
+        assert self.client_parser is not None
+        self._from_client(self.client_parser.feed(data))
+
+    def client_eof(self) -> None:
+        assert self.client_parser is not None
+        self._from_client(self.client_parser.close())
+        self.client_done = self.loop.create_task(self._after_client_eof())
+
     async def _client_to_server(self) -> None:
+        """The client's side for any ``Reader``: a task that reads it."""
         parser = rpcline.StreamParser(self.limit, classify=rpcline.route)
         record = self.recorder.client
         try:
             while chunk := await self.client_in.read(READ_BYTES):
                 if record is not None:
                     record.write(chunk)
-                await self._from_client(parser.feed(chunk))
-            await self._from_client(parser.close())
+                self._from_client(parser.feed(chunk))
+                while self.client_paused:  # the server's stdin or the client's output is full
+                    self.client_unpaused.clear()
+                    await self.client_unpaused.wait()
+            self._from_client(parser.close())
         except (ConnectionError, OSError) as error:  # the client's side broke
             self.log(f"client input failed: {error}")
+        await self._after_client_eof()
+
+    async def _after_client_eof(self) -> None:
         # The client is done sending: its requests in flight still deserve their answers.
         if self.client_pending and self.server_gone is None:
             with contextlib.suppress(TimeoutError):
@@ -217,7 +262,7 @@ class _Session:
             self.server_in.close()
         await self._stop_child()
 
-    async def _from_client(self, routes: list[Any]) -> None:
+    def _from_client(self, routes: list[Any]) -> None:
         forward: list[bytes] = []
         answers: list[bytes] = []
         for r in routes:
@@ -240,12 +285,25 @@ class _Session:
             forward.append(r.line)
         if forward and self.server_gone is None and self.server_in is not None:
             self.server_in.write(_lines(forward))
-            if not self.server_writable.is_set():
-                await self.server_writable.wait()
         if answers:
             self._to_client(_lines(answers))
-            if self.client_draining is not None:
-                await self.client_draining
+            if self.client_draining is not None:  # our own answers congest it: wait
+                self._pause_client("answers")
+
+    def _pause_client(self, reason: str) -> None:
+        """Stop reading the client until ``reason`` is over (``_resume_client``)."""
+        if not self.client_paused and self.client_reader is not None:
+            self.client_reader.pause()
+        self.client_paused.add(reason)
+
+    def _resume_client(self, reason: str) -> None:
+        if reason not in self.client_paused:
+            return
+        self.client_paused.discard(reason)
+        if not self.client_paused:
+            if self.client_reader is not None:
+                self.client_reader.resume()
+            self.client_unpaused.set()
 
     def _client_refused(self, r: rpcline.Route, answers: list[bytes], forward: list[bytes]) -> None:
         self.summary.client_refused += 1
@@ -268,7 +326,7 @@ class _Session:
     def server_input_closed(self) -> None:
         if self.server_gone is None:
             self.server_gone = "the server closed its input"
-        self.server_writable.set()  # nothing waits for a pipe that is gone
+        self._resume_client("server input")  # nothing waits for a pipe that is gone
 
     # --- server to client (protocol callbacks) ------------------------------------------------
 
@@ -347,6 +405,7 @@ class _Session:
         self.client_draining = None
         if self.server_out is not None and not self.server_out.is_closing():
             self.server_out.resume_reading()
+        self._resume_client("answers")
 
     # --- the end ------------------------------------------------------------------------------
 

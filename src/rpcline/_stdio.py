@@ -11,13 +11,14 @@ writes, which a file or a terminal completes at once.
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import os
 import stat
 import threading
 from typing import Any
 
-from rpcline._relay import READ_BYTES, _Unbuffered
+from rpcline._relay import READ_BYTES, Consumer, _Unbuffered
 from rpcline.proxy import Reader, Writer
 
 
@@ -35,12 +36,9 @@ async def open_stdio(stdin: int = 0, stdout: int = 1) -> tuple[Reader, Writer]:
     reader: Reader
     writer: Writer
     if _is_pipe(stdin):
-        stream = asyncio.StreamReader(limit=READ_BYTES, loop=loop)
-        await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(stream, loop=loop),
-            os.fdopen(stdin, "rb", buffering=0, closefd=False),
+        _, reader = await loop.connect_read_pipe(
+            _PipeReader, os.fdopen(stdin, "rb", buffering=0, closefd=False)
         )
-        reader = stream
     else:
         reader = _ThreadReader(stdin, loop)
     if _is_pipe(stdout):
@@ -85,6 +83,89 @@ class _PipeWriter(asyncio.StreamWriter):
             await asyncio.wait_for(asyncio.shield(protocol.closed), timeout)
         except TimeoutError:
             self.transport.abort()
+
+
+class _PipeReader(asyncio.Protocol):
+    """A pipe's chunks, by ``read`` or, once a consumer is attached, by its callbacks.
+
+    The relay attaches itself (``_relay.Consumer``): a chunk is then relayed in the callback
+    that received it, with no task to wake. ``read`` serves any other use; it holds at most
+    about ``READ_BYTES`` before it pauses the pipe.
+    """
+
+    def __init__(self) -> None:
+        self.transport: asyncio.ReadTransport | None = None
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._held = 0
+        self._eof = False
+        self._waiter: asyncio.Future[None] | None = None
+        self._consumer: Consumer | None = None
+
+    def attach(self, consumer: Consumer) -> None:
+        """From now on hand every chunk, then the end, to ``consumer``."""
+        self._consumer = consumer
+        while self._chunks:
+            consumer.client_data(self._chunks.popleft())
+        if self._eof:
+            consumer.client_eof()
+        elif self.transport is not None:
+            self.transport.resume_reading()
+
+    def pause(self) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.pause_reading()
+
+    def resume(self) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.resume_reading()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.ReadTransport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        if self._consumer is not None:
+            self._consumer.client_data(data)
+            return
+        self._chunks.append(data)
+        self._held += len(data)
+        if self._held > READ_BYTES:
+            self.pause()
+        self._wake()
+
+    def eof_received(self) -> bool:
+        self._end()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._end()  # an error reading stdin ends the client's side like an EOF
+
+    def _end(self) -> None:
+        if self._eof:
+            return
+        self._eof = True
+        if self._consumer is not None:
+            self._consumer.client_eof()
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def read(self, n: int = -1, /) -> bytes:
+        while not self._chunks and not self._eof:
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        if not self._chunks:
+            return b""
+        chunk = self._chunks.popleft()
+        if 0 < n < len(chunk):
+            chunk, rest = chunk[:n], chunk[n:]
+            self._chunks.appendleft(rest)
+        self._held -= len(chunk)
+        if self._held <= READ_BYTES:
+            self.resume()
+        return chunk
 
 
 class _ThreadReader:
