@@ -1,4 +1,4 @@
-# cython: language_level=3, binding=False
+# cython: language_level=3, binding=False, embedsignature=True, embedsignature.format=clinic
 """The Cython core: the card's nine rules on the object ``orjson.loads`` returns.
 
 It mirrors ``_message_py.py`` function by function and rule by rule; that module is the
@@ -65,8 +65,14 @@ cdef inline bint _same(object a, object b):
     return type(a) is type(b) and a == b
 
 
+# inspect.signature and help(): embedsignature gives functions and methods a text
+# signature; a class docstring opens with its own ("Name(params)" and "--", CPython's
+# convention for built-in types), with the twin's parameter names.
 cdef class ProtocolError:
-    """A JSON-RPC protocol error: a value to answer with, not an exception."""
+    """ProtocolError(reason)
+--
+
+A JSON-RPC protocol error: a value to answer with, not an exception."""
 
     __match_args__ = ("reason",)
 
@@ -117,7 +123,10 @@ cdef class InvalidParams(ProtocolError):
 @cython.final
 @cython.freelist(64)
 cdef class Request:
-    """A call to answer: ``id`` is the exact decoded ``int`` or ``str``."""
+    """Request(id, method, params)
+--
+
+A call to answer: ``id`` is the exact decoded ``int`` or ``str``."""
 
     __match_args__ = ("id", "method", "params")
 
@@ -145,7 +154,10 @@ cdef class Request:
 @cython.final
 @cython.freelist(64)
 cdef class Notification:
-    """A message never answered; ``params`` is ``{}`` when absent or not an object."""
+    """Notification(method, params)
+--
+
+A message never answered; ``params`` is ``{}`` when absent or not an object."""
 
     __match_args__ = ("method", "params")
 
@@ -172,7 +184,10 @@ cdef class Notification:
 @cython.final
 @cython.freelist(64)
 cdef class ClientResponse:
-    """A response (it has ``result`` or ``error``); ``id`` is ``None`` when absent."""
+    """ClientResponse(id, body)
+--
+
+A response (it has ``result`` or ``error``); ``id`` is ``None`` when absent."""
 
     __match_args__ = ("id", "body")
 
@@ -199,7 +214,10 @@ cdef class ClientResponse:
 @cython.final
 @cython.freelist(16)
 cdef class Refused:
-    """A line that breaks the protocol, with the error to answer and the id to answer it with."""
+    """Refused(id, error)
+--
+
+A line that breaks the protocol, with the error to answer and the id to answer it with."""
 
     __match_args__ = ("id", "error")
 
