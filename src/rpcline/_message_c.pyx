@@ -131,6 +131,7 @@ A call to answer: ``id`` is the exact decoded ``int`` or ``str``."""
     __match_args__ = ("id", "method", "params")
 
     def __init__(self, id, str method, dict params):
+        id_json(id)  # refuses what is no id (parse builds results without __init__)
         if self.method is None:  # immutable: a second __init__ is ignored, as for the twin's
             self.id, self.method, self.params = id, method, params
 
@@ -192,6 +193,8 @@ A response (it has ``result`` or ``error``); ``id`` is ``None`` when absent."""
     __match_args__ = ("id", "body")
 
     def __init__(self, id, dict body):
+        if id is not None:
+            id_json(id)
         if self.body is None:  # immutable: a second __init__ is ignored, as for the twin's
             self.id, self.body = id, body
 
@@ -222,6 +225,8 @@ A line that breaks the protocol, with the error to answer and the id to answer i
     __match_args__ = ("id", "error")
 
     def __init__(self, id, ProtocolError error not None):
+        if id is not None:
+            id_json(id)
         if self.error is None:  # immutable: a second __init__ is ignored, as for the twin's
             self.id, self.error = id, error
 

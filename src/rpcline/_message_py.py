@@ -130,6 +130,7 @@ class Request(_Record):
     __match_args__ = ("id", "method", "params")
 
     def __new__(cls, id: RequestId, method: str, params: dict[str, Any]) -> Request:
+        id_json(id)  # refuses what is no id (parse builds results with tuple.__new__)
         return _new(cls, (id, method, params))
 
     id: RequestId = property(itemgetter(0))  # type: ignore[assignment]
@@ -157,6 +158,8 @@ class ClientResponse(_Record):
     __match_args__ = ("id", "body")
 
     def __new__(cls, id: RequestId | None, body: dict[str, Any]) -> ClientResponse:
+        if id is not None:
+            id_json(id)
         return _new(cls, (id, body))
 
     id: RequestId | None = property(itemgetter(0))  # type: ignore[assignment]
@@ -170,6 +173,8 @@ class Refused(_Record):
     __match_args__ = ("id", "error")
 
     def __new__(cls, id: RequestId | None, error: ProtocolError) -> Refused:
+        if id is not None:
+            id_json(id)
         return _new(cls, (id, error))
 
     id: RequestId | None = property(itemgetter(0))  # type: ignore[assignment]
