@@ -17,7 +17,7 @@ from rpcline._message_c import parse
 from rpcline._route_c cimport _prefix_id, _refusal
 from rpcline._route_c import route
 
-from rpcline._stream_py import DEFAULT_MAX_LINE_BYTES, LINE_TOO_LONG
+from rpcline._stream_py import DEFAULT_MAX_LINE_BYTES, LINE_TOO_LONG, not_lines
 
 from inspect import Parameter, Signature  # importlib.metadata loads inspect anyway
 
@@ -35,6 +35,8 @@ def parse_lines(data):
     if isinstance(data, str):
         lines = data.removeprefix("\ufeff").split("\n")
         return [parse(line) for line in lines if line.strip(" \t\r")]
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(not_lines(data))
     cdef StreamParser parser = StreamParser.__new__(StreamParser, _UNLIMITED, classify=parse)
     return parser.feed(data) + parser.close()
 
