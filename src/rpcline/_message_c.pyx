@@ -25,9 +25,12 @@ from rpcline._message_py import (
     BAD_PARAMS,
     BATCHING,
     NOT_AN_OBJECT,
+    NOT_UTF8,
     STRAY_REASONS,
     UNEXPECTED_CHARACTER,
 )
+# The twin's function, on the error path only (_route_py needs only _message_py).
+from rpcline._route_py import utf8_reason
 
 cdef extern from "Python.h":
     bint PyDict_CheckExact(object)
@@ -315,18 +318,27 @@ cdef object _parse_decodable(object line):
     else:
         decoded = PyObject_CallOneArg(_loads, line)
     if decoded is NULL:
-        return _decode_failure()
+        return _decode_failure(line)
     message = <object>decoded
     Py_DECREF(message)  # <object> took a reference of its own
     return _classify(message)
 
 
-cdef object _decode_failure():
+cdef object _decode_failure(object line):
     """The refusal for the decoder's pending exception; any other exception propagates."""
     try:
         _raise_pending()
     except _DecodeError as error:
-        return _parse_error(str(error))
+        return _parse_error(_decode_reason(line, error))
+
+
+cdef str _decode_reason(object line, object error):
+    """The decoder's message, but route's ("invalid UTF-8 at byte N") for text that is not
+    UTF-8: orjson says "surrogates not allowed" for any bad byte, and names no offset."""
+    cdef str reason = str(error)
+    if reason.startswith(NOT_UTF8):
+        return utf8_reason(line) or reason
+    return reason
 
 
 cdef int _raise_pending() except -1:

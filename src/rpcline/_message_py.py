@@ -44,6 +44,8 @@ BAD_PARAMS: Final = "params must be an object"
 UNEXPECTED_CHARACTER: Final = (
     "unexpected character, expected a JSON value: line 1 column {column} (char {char})"
 )
+# How the decoder's message for text that is not UTF-8 begins (see _decode_reason).
+NOT_UTF8: Final = "str is not valid UTF-8"
 STRAY_REASONS: Final = tuple(UNEXPECTED_CHARACTER.format(column=i + 1, char=i) for i in range(64))
 
 _new = tuple.__new__
@@ -195,8 +197,19 @@ def parse(line: str | bytes | bytearray | memoryview) -> Incoming:
     try:
         message = _loads(line)
     except _DecodeError as error:
-        return _new(Refused, (None, _new(ParseError, (str(error),))))
+        return _new(Refused, (None, _new(ParseError, (_decode_reason(line, error),))))
     return _classify(message)
+
+
+def _decode_reason(line: str | bytes | bytearray | memoryview, error: Exception) -> str:
+    """The decoder's message, but route's ("invalid UTF-8 at byte N") for text that is not
+    UTF-8: orjson says "surrogates not allowed" for any bad byte, and names no offset."""
+    reason = str(error)
+    if reason.startswith(NOT_UTF8):
+        from rpcline._route_py import utf8_reason  # _route_py imports this module
+
+        return utf8_reason(line) or reason
+    return reason
 
 
 def _classify(message: object) -> Incoming:
