@@ -25,7 +25,8 @@ ERRORS = {
     "InvalidParams": (-32602, "Invalid params"),
 }
 
-# Marks an expected ParseError whose reason is the decoder's message for that very input.
+# Marks an expected ParseError whose reason is the decoder's message for that very input
+# (rpcline's own for text that is not UTF-8: see parse_reason).
 DECODER = object()
 
 
@@ -108,8 +109,25 @@ def decoder_message(data: object) -> str:
     raise AssertionError(f"orjson accepted {data!r} as {value!r}")
 
 
+def parse_reason(data: object) -> str:
+    """The reason of parse's ParseError for input the decoder refuses: the decoder's message,
+    except for text that is not UTF-8 (orjson says "surrogates not allowed" for any bad
+    byte), where parse names the first bad byte of bytes, or surrogate of a str, as route
+    does. Computed here with Python's own codecs, not with rpcline's function."""
+    message = decoder_message(data)
+    if not message.startswith("str is not valid UTF-8"):
+        return message
+    try:
+        data.encode() if isinstance(data, str) else bytes(data).decode()
+    except UnicodeEncodeError as error:
+        return f"str is not valid UTF-8: a surrogate at char {error.start}"
+    except UnicodeDecodeError as error:
+        return f"invalid UTF-8 at byte {error.start}"
+    return message
+
+
 def resolve(expected: dict[str, Any], data: object) -> dict[str, Any]:
-    """Fill in the decoder's message where the expectation says DECODER."""
+    """Fill in the decoder's message (parse_reason) where the expectation says DECODER."""
     if expected.get("reason") is DECODER:
-        return {**expected, "reason": typed(decoder_message(data))}
+        return {**expected, "reason": typed(parse_reason(data))}
     return expected

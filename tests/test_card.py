@@ -20,10 +20,10 @@ from _support import (
     BATCHING,
     DECODER,
     NOT_AN_OBJECT,
-    decoder_message,
     describe,
     notification,
     parse_error,
+    parse_reason,
     refused,
     request,
     resolve,
@@ -383,7 +383,7 @@ STRAY_LINES = [
 @pytest.mark.parametrize("line", STRAY_LINES)
 def test_stray_line_reason_is_the_decoders(impl, as_input, line):
     data = as_input(line)
-    assert describe(impl.parse(data)) == refused(None, PE, decoder_message(data))
+    assert describe(impl.parse(data)) == refused(None, PE, parse_reason(data))
 
 
 # Invalid UTF-8 in bytes input; in str input the same text with lone surrogates.
@@ -410,7 +410,35 @@ def test_invalid_utf8_is_a_parse_error(impl, raw, form):
         "bytearray": bytearray(raw),
         "memoryview": memoryview(raw),
     }[form]
-    assert describe(impl.parse(data)) == refused(None, PE, decoder_message(data))
+    assert describe(impl.parse(data)) == refused(None, PE, parse_reason(data))
+
+
+# (line, what parse says, what route says): parse's decoder checks all of a line's UTF-8
+# before its syntax, so the first bad byte anywhere is named; route, scanning the syntax
+# first, may stop earlier (a stray byte outside a string is a syntax error).
+UTF8_REASONS = [
+    (b'{"a":"\xff"}', "invalid UTF-8 at byte 6", "invalid UTF-8 at byte 6"),
+    (b'{"jsonrpc":"2.0","id":1,"method":"caf\xe9"}', "invalid UTF-8 at byte 37",
+     "invalid UTF-8 at byte 37"),
+    (b'{"a":"\xf0\x9f\x98\x80\xed\xa0\x80"}', "invalid UTF-8 at byte 10",
+     "invalid UTF-8 at byte 10"),
+    (b"\xff", "invalid UTF-8 at byte 0", "unexpected character at byte 0"),
+    (b'{"a":1}  \xc0\xaf', "invalid UTF-8 at byte 9",
+     "content after the document at byte 9"),
+    ('{"a":"x\ud800"}', "str is not valid UTF-8: a surrogate at char 7",
+     "str is not valid UTF-8: a surrogate at char 7"),
+]
+
+
+@pytest.mark.parametrize(("line", "parsed", "routed"), UTF8_REASONS)
+@pytest.mark.parametrize("form", [bytes, bytearray, memoryview])
+def test_invalid_utf8_names_its_offset_as_route_does(impl, line, parsed, routed, form):
+    from importlib import import_module
+
+    router = import_module(impl.__name__.replace("_message", "_route"))
+    data = line if isinstance(line, str) else form(line)
+    assert describe(impl.parse(data)) == refused(None, PE, parsed)
+    assert router.route(data).error.reason == routed
 
 
 def nested_request(depth: int) -> str:
@@ -430,7 +458,7 @@ def test_depth_1024_is_accepted(impl, as_input):
 
 def test_depth_1025_is_a_parse_error(impl, as_input):
     data = as_input(nested_request(1025))
-    assert describe(impl.parse(data)) == refused(None, PE, decoder_message(data))
+    assert describe(impl.parse(data)) == refused(None, PE, parse_reason(data))
 
 
 def test_array_depth_1024_is_a_batch_and_1025_a_parse_error(impl, as_input):
@@ -438,7 +466,7 @@ def test_array_depth_1024_is_a_batch_and_1025_a_parse_error(impl, as_input):
         None, IR, BATCHING
     )
     data = as_input("[" * 1025 + "]" * 1025)
-    assert describe(impl.parse(data)) == refused(None, PE, decoder_message(data))
+    assert describe(impl.parse(data)) == refused(None, PE, parse_reason(data))
 
 
 def test_params_absent_is_a_fresh_dict_each_time(impl, as_input):

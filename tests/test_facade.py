@@ -156,3 +156,68 @@ def test_facade_end_to_end():
         b'{"jsonrpc":"2.0","id":"a","error":{"code":-32602,"message":"Invalid params",'
         b'"data":"params must be an object"}}'
     )
+
+
+LAZY_SUBMODULES = ("aio", "corpus", "proxy")
+
+LAZY_PROBE = """
+import json, sys, rpcline
+report = {"before": sorted(m for m in sys.modules if m.startswith("rpcline."))}
+report["messages"] = callable(rpcline.aio.messages)
+report["generate"] = callable(rpcline.corpus.generate)
+report["proxy"] = rpcline.proxy.__name__
+report["dir"] = dir(rpcline)
+try:
+    rpcline.no_such_name
+except AttributeError as error:
+    report["missing"] = str(error)
+print(json.dumps(report))
+"""
+
+
+def test_submodules_are_imported_on_first_access_only(tmp_path):
+    # PEP 562: `import rpcline` pays for none of them, `rpcline.aio.messages` still works.
+    completed = subprocess.run(
+        [sys.executable, "-c", LAZY_PROBE],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    report = json.loads(completed.stdout)
+    for name in LAZY_SUBMODULES:
+        assert f"rpcline.{name}" not in report["before"], report["before"]
+    assert report["messages"] is True and report["generate"] is True
+    assert report["proxy"] == "rpcline.proxy"
+    assert report["missing"] == "module 'rpcline' has no attribute 'no_such_name'"
+
+
+def test_dir_lists_public_names_only():
+    names = dir(rpcline)
+    assert set(rpcline.__all__) <= set(names)
+    assert set(LAZY_SUBMODULES) <= set(names)
+    assert "__version__" in names
+    for helper in ("os", "version", "PackageNotFoundError", "Literal", "TYPE_CHECKING",
+                   "TypeAlias", "NO_EXTENSIONS", "annotations"):
+        assert helper not in names, helper
+    assert all(not name.startswith("_") or name == "__version__" for name in names), names
+    assert names == sorted(names)
+
+
+def test_type_checkers_see_every_lazy_submodule():
+    # __getattr__ is hidden from type checkers (so typos stay errors); each lazy name is
+    # imported for them instead, and the two lists must not drift apart.
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(rpcline))
+    imported = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
+        for statement in node.body
+        if isinstance(statement, ast.ImportFrom) and statement.module == "rpcline"
+        for alias in statement.names
+    }
+    assert imported == set(rpcline._SUBMODULES) == set(LAZY_SUBMODULES)

@@ -118,3 +118,106 @@ def test_readers_share_one_parser_per_stream_across_threads():
 def test_readers_reject_a_bad_limit(bad):
     with pytest.raises(ValueError):
         next(rpcline.read_messages(io.BytesIO(REQUEST), max_line_bytes=bad))
+
+
+# --- arguments that used to fail obscurely or yield nothing ------------------------------
+
+
+def aio_messages(reader, **options):
+    return rpcline.aio.messages(reader, **options)
+
+
+READERS = {"read_messages": rpcline.read_messages, "aio.messages": aio_messages}
+
+
+class EmptyReader:
+    """A StreamReader at EOF (a real one needs a running loop in Python 3.11)."""
+
+    async def read(self, size: int) -> bytes:
+        return b""
+
+
+@pytest.mark.parametrize("size", [0, -1, -(2**70)])
+@pytest.mark.parametrize("name", list(READERS))
+def test_readers_refuse_a_chunk_size_below_1_when_called(name, size):
+    # read(0) returns b"" at once, which reads as EOF: the stream would yield nothing.
+    source = io.BytesIO(REQUEST) if name == "read_messages" else EmptyReader()
+    with pytest.raises(ValueError) as refused:
+        READERS[name](source, chunk_bytes=size)  # at the call, not at the first read
+    assert str(refused.value) == f"{name}() chunk_bytes must be at least 1, not {size}"
+
+
+@pytest.mark.parametrize("size", [1.5, "64", None, True])
+@pytest.mark.parametrize("name", list(READERS))
+def test_readers_refuse_a_chunk_size_that_is_no_int(name, size):
+    source = io.BytesIO(REQUEST) if name == "read_messages" else EmptyReader()
+    with pytest.raises(TypeError, match=f"^{name}\\(\\) chunk_bytes must be an int"):
+        READERS[name](source, chunk_bytes=size)
+
+
+def test_a_chunk_size_of_1_reads_byte_by_byte():
+    data = REQUEST + b"\n" + REQUEST
+    assert list(rpcline.read_messages(io.BytesIO(data), chunk_bytes=1)) == rpcline.parse_lines(data)
+    assert asyncio.run(_read_all([data], chunk_bytes=1)) == rpcline.parse_lines(data)
+
+
+def assert_says_binary_mode(message: str, name: str) -> None:
+    assert message.startswith(f"{name}() reads bytes"), message
+    assert "'rb'" in message and "sys.stdin.buffer" in message, message
+    assert "feed()" not in message, message
+
+
+@pytest.mark.parametrize("name", list(READERS))
+def test_readers_refuse_a_text_mode_file(name, tmp_path):
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(REQUEST + b"\n")
+    with open(path) as text, pytest.raises(TypeError) as refused:
+        READERS[name](text)
+    assert_says_binary_mode(str(refused.value), name)
+    assert "TextIOWrapper" in str(refused.value)
+    with pytest.raises(TypeError) as refused:
+        READERS[name](io.StringIO("{}\n"))
+    assert_says_binary_mode(str(refused.value), name)
+
+
+def test_aio_says_it_needs_a_stream_reader():
+    with pytest.raises(TypeError, match="asyncio.StreamReader"):
+        rpcline.aio.messages(io.StringIO("{}\n"))
+
+
+def test_read_messages_refuses_a_reader_of_text_that_is_no_text_io():
+    class Texts:  # duck-typed: read() returns str
+        def read(self, size):
+            return "{}\n"
+
+    with pytest.raises(TypeError) as refused:
+        list(rpcline.read_messages(Texts()))
+    assert_says_binary_mode(str(refused.value), "read_messages")
+
+
+def test_aio_refuses_a_reader_of_text():
+    class Texts:
+        async def read(self, size):
+            return "{}\n"
+
+    async def main():
+        return [m async for m in rpcline.aio.messages(Texts())]
+
+    with pytest.raises(TypeError) as refused:
+        asyncio.run(main())
+    assert_says_binary_mode(str(refused.value), "aio.messages")
+
+
+def test_read_messages_of_sys_stdin_says_use_its_buffer():
+    # The real sys.stdin (pytest replaces it in-process), in a fresh interpreter.
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", "import rpcline, sys; rpcline.read_messages(sys.stdin)"],
+        input=REQUEST, capture_output=True, timeout=60, check=False,
+    )
+    assert done.returncode == 1
+    last = done.stderr.decode().strip().splitlines()[-1]
+    assert last.startswith("TypeError: read_messages() reads bytes, but TextIOWrapper"), last
+    assert "sys.stdin.buffer" in last

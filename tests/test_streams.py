@@ -231,6 +231,33 @@ def test_chunks_must_be_bytes_like(stream, chunk):
         stream.StreamParser().feed(chunk)
 
 
+def test_a_str_chunk_keeps_feeds_own_message(stream):
+    with pytest.raises(TypeError) as refused:
+        stream.StreamParser().feed("text")
+    assert str(refused.value) == "feed() takes bytes, bytearray or memoryview, not str"
+
+
+def test_parse_lines_names_itself_for_wrong_types(stream):
+    for data in (5, None, [b"x"]):
+        with pytest.raises(TypeError) as refused:
+            stream.parse_lines(data)
+        assert str(refused.value) == (
+            f"parse_lines() takes str, bytes, bytearray or memoryview, not {type(data).__name__}"
+        )
+
+
+def test_parse_lines_given_a_text_file_says_how_to_read_one(stream, tmp_path):
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(REQUEST + b"\n")
+    with open(path) as text, pytest.raises(TypeError) as refused:
+        stream.parse_lines(text)
+    message = str(refused.value)
+    assert message.startswith("parse_lines() ") and "TextIOWrapper" in message
+    assert "'rb'" in message and "sys.stdin.buffer" in message and "feed()" not in message
+    with open(path, "rb") as binary, pytest.raises(TypeError, match="read_messages"):
+        stream.parse_lines(binary)
+
+
 @pytest.mark.parametrize("kind", [bytearray, memoryview])
 def test_chunks_may_be_any_bytes_like(impl, stream, kind):
     parser = stream.StreamParser()

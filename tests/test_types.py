@@ -186,10 +186,9 @@ def test_equal_fields_are_equal(impl, kind):
     assert not (a != b)
 
 
+# (1 vs True or 1.0 cannot be built: the constructors refuse what is no id.)
 INEQUAL = {
     "Request 1 vs '1'": (lambda m: m.Request(1, "m", {}), lambda m: m.Request("1", "m", {})),
-    "Request 1 vs True": (lambda m: m.Request(1, "m", {}), lambda m: m.Request(True, "m", {})),
-    "Request 1 vs 1.0": (lambda m: m.Request(1, "m", {}), lambda m: m.Request(1.0, "m", {})),
     "Request methods": (lambda m: m.Request(1, "m", {}), lambda m: m.Request(1, "n", {})),
     "Request params": (lambda m: m.Request(1, "m", {}), lambda m: m.Request(1, "m", {"a": 1})),
     "Request vs Notification": (lambda m: m.Request(1, "m", {}),
@@ -198,8 +197,6 @@ INEQUAL = {
                             lambda m: m.Notification("m", {"a": 1})),
     "ClientResponse 1 vs '1'": (lambda m: m.ClientResponse(1, {}),
                                 lambda m: m.ClientResponse("1", {})),
-    "ClientResponse 1 vs True": (lambda m: m.ClientResponse(1, {}),
-                                 lambda m: m.ClientResponse(True, {})),
     "ClientResponse None vs 0": (lambda m: m.ClientResponse(None, {}),
                                  lambda m: m.ClientResponse(0, {})),
     "ClientResponse vs Refused": (lambda m: m.ClientResponse(1, {}),
@@ -208,8 +205,6 @@ INEQUAL = {
                                 lambda m: m.Notification("m", {})),
     "Refused 1 vs '1'": (lambda m: m.Refused(1, m.ParseError("x")),
                          lambda m: m.Refused("1", m.ParseError("x"))),
-    "Refused 1 vs True": (lambda m: m.Refused(1, m.ParseError("x")),
-                          lambda m: m.Refused(True, m.ParseError("x"))),
     "Refused 0 vs None": (lambda m: m.Refused(0, m.ParseError("x")),
                           lambda m: m.Refused(None, m.ParseError("x"))),
     "Refused error classes": (lambda m: m.Refused(1, m.ParseError("x")),
@@ -425,6 +420,44 @@ def test_error_response_of_a_non_refusal_raises(impl, build):
 
 @pytest.mark.parametrize("bad_id", [True, 1.5, IntSubclass(3)], ids=repr)
 def test_error_response_refuses_to_echo_a_non_id(impl, bad_id):
-    # A Refused built by hand with something that is not an id cannot be answered.
+    # A Refused built by hand with something that is not an id cannot be answered (its
+    # constructor refuses it already, see below).
     with pytest.raises(TypeError):
         impl.error_response(impl.Refused(bad_id, impl.InvalidRequest("x")))
+
+
+# --- constructors refuse what id_json refuses ---------------------------------------------
+
+
+NON_IDS = [True, False, 1.0, -0.0, 1.5, IntSubclass(1), StrSubclass("1"), b"1", [1], {"id": 1}]
+# The classes with an id, and arguments for the rest of their fields.
+WITH_ID = {
+    "Request": lambda m, id: m.Request(id, "m", {}),
+    "ClientResponse": lambda m, id: m.ClientResponse(id, {"result": 1}),
+    "Refused": lambda m, id: m.Refused(id, m.InvalidRequest("x")),
+}
+
+
+@pytest.mark.parametrize("value", NON_IDS, ids=repr)
+@pytest.mark.parametrize("kind", list(WITH_ID))
+def test_constructors_refuse_non_ids_as_id_json_does(impl, kind, value):
+    # A result built by hand must hold an id that can be echoed: Request(True, ...) would
+    # otherwise be answered with "id": true, or fail far away in error_response.
+    with pytest.raises(TypeError) as expected:
+        impl.id_json(value)
+    with pytest.raises(TypeError) as refused:
+        WITH_ID[kind](impl, value)
+    assert str(refused.value) == str(expected.value)
+
+
+def test_only_a_request_needs_an_id(impl):
+    with pytest.raises(TypeError, match="NoneType"):
+        impl.Request(None, "m", {})
+    assert impl.ClientResponse(None, {"result": 1}).id is None
+    assert impl.Refused(None, impl.ParseError("x")).id is None
+
+
+@pytest.mark.parametrize("value", [0, -1, 2**64 - 1, 10**40, "", "1"], ids=repr)
+@pytest.mark.parametrize("kind", list(WITH_ID))
+def test_constructors_keep_the_exact_id(impl, kind, value):
+    assert WITH_ID[kind](impl, value).id is value

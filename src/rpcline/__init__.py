@@ -8,8 +8,10 @@ twin, which behaves identically.
 
 from __future__ import annotations
 
-import os
-from importlib.metadata import PackageNotFoundError, version
+import os as _os
+from importlib import import_module as _import_module
+from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
+from importlib.metadata import version as _version
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from rpcline._message_py import RequestId
@@ -37,15 +39,15 @@ __all__ = (
 )
 
 try:
-    __version__ = version("rpcline")
-except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = _version("rpcline")
+except _PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0+unknown"
 
-NO_EXTENSIONS = bool(os.environ.get("RPCLINE_NO_EXTENSIONS"))
+_NO_EXTENSIONS = bool(_os.environ.get("RPCLINE_NO_EXTENSIONS"))
 
 IMPLEMENTATION: Literal["cython", "python"]
 
-if TYPE_CHECKING or NO_EXTENSIONS:
+if TYPE_CHECKING or _NO_EXTENSIONS:
     from rpcline._message_py import (
         ClientResponse,
         InvalidParams,
@@ -105,3 +107,30 @@ else:
 Incoming: TypeAlias = Request | Notification | ClientResponse | Refused
 
 from rpcline._readers import read_messages  # noqa: E402  (built on StreamParser above)
+
+# Submodules with their own dependencies or import cost, imported on first attribute
+# access (PEP 562): ``import rpcline`` stays cheap, ``rpcline.aio.messages`` just works.
+# A new one is one line here.
+_SUBMODULES: frozenset[str] = frozenset(
+    {
+        "aio",
+        "corpus",
+        "proxy",
+    }
+)
+
+if TYPE_CHECKING:  # mypy sees the submodules as attributes, and no __getattr__ hiding typos
+    from rpcline import aio as aio
+    from rpcline import corpus as corpus
+    from rpcline import proxy as proxy
+else:
+
+    def __getattr__(name: str) -> object:
+        if name in _SUBMODULES:
+            return _import_module(f"rpcline.{name}")  # the import sets the attribute too
+        raise AttributeError(f"module 'rpcline' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public names only: ``__all__``, the lazy submodules and ``__version__``."""
+    return sorted({*__all__, *_SUBMODULES, "__version__"})

@@ -1,4 +1,4 @@
-# cython: language_level=3, binding=False
+# cython: language_level=3, binding=False, embedsignature=True, embedsignature.format=clinic
 """The Cython core: the card's nine rules on the object ``orjson.loads`` returns.
 
 It mirrors ``_message_py.py`` function by function and rule by rule; that module is the
@@ -25,9 +25,12 @@ from rpcline._message_py import (
     BAD_PARAMS,
     BATCHING,
     NOT_AN_OBJECT,
+    NOT_UTF8,
     STRAY_REASONS,
     UNEXPECTED_CHARACTER,
 )
+# The twin's function, on the error path only (_route_py needs only _message_py).
+from rpcline._route_py import utf8_reason
 
 cdef extern from "Python.h":
     bint PyDict_CheckExact(object)
@@ -65,8 +68,14 @@ cdef inline bint _same(object a, object b):
     return type(a) is type(b) and a == b
 
 
+# inspect.signature and help(): embedsignature gives functions and methods a text
+# signature; a class docstring opens with its own ("Name(params)" and "--", CPython's
+# convention for built-in types), with the twin's parameter names.
 cdef class ProtocolError:
-    """A JSON-RPC protocol error: a value to answer with, not an exception."""
+    """ProtocolError(reason)
+--
+
+A JSON-RPC protocol error: a value to answer with, not an exception."""
 
     __match_args__ = ("reason",)
 
@@ -117,11 +126,15 @@ cdef class InvalidParams(ProtocolError):
 @cython.final
 @cython.freelist(64)
 cdef class Request:
-    """A call to answer: ``id`` is the exact decoded ``int`` or ``str``."""
+    """Request(id, method, params)
+--
+
+A call to answer: ``id`` is the exact decoded ``int`` or ``str``."""
 
     __match_args__ = ("id", "method", "params")
 
     def __init__(self, id, str method, dict params):
+        id_json(id)  # refuses what is no id (parse builds results without __init__)
         if self.method is None:  # immutable: a second __init__ is ignored, as for the twin's
             self.id, self.method, self.params = id, method, params
 
@@ -145,7 +158,10 @@ cdef class Request:
 @cython.final
 @cython.freelist(64)
 cdef class Notification:
-    """A message never answered; ``params`` is ``{}`` when absent or not an object."""
+    """Notification(method, params)
+--
+
+A message never answered; ``params`` is ``{}`` when absent or not an object."""
 
     __match_args__ = ("method", "params")
 
@@ -172,11 +188,16 @@ cdef class Notification:
 @cython.final
 @cython.freelist(64)
 cdef class ClientResponse:
-    """A response (it has ``result`` or ``error``); ``id`` is ``None`` when absent."""
+    """ClientResponse(id, body)
+--
+
+A response (it has ``result`` or ``error``); ``id`` is ``None`` when absent."""
 
     __match_args__ = ("id", "body")
 
     def __init__(self, id, dict body):
+        if id is not None:
+            id_json(id)
         if self.body is None:  # immutable: a second __init__ is ignored, as for the twin's
             self.id, self.body = id, body
 
@@ -199,11 +220,16 @@ cdef class ClientResponse:
 @cython.final
 @cython.freelist(16)
 cdef class Refused:
-    """A line that breaks the protocol, with the error to answer and the id to answer it with."""
+    """Refused(id, error)
+--
+
+A line that breaks the protocol, with the error to answer and the id to answer it with."""
 
     __match_args__ = ("id", "error")
 
     def __init__(self, id, ProtocolError error not None):
+        if id is not None:
+            id_json(id)
         if self.error is None:  # immutable: a second __init__ is ignored, as for the twin's
             self.id, self.error = id, error
 
@@ -292,18 +318,27 @@ cdef object _parse_decodable(object line):
     else:
         decoded = PyObject_CallOneArg(_loads, line)
     if decoded is NULL:
-        return _decode_failure()
+        return _decode_failure(line)
     message = <object>decoded
     Py_DECREF(message)  # <object> took a reference of its own
     return _classify(message)
 
 
-cdef object _decode_failure():
+cdef object _decode_failure(object line):
     """The refusal for the decoder's pending exception; any other exception propagates."""
     try:
         _raise_pending()
     except _DecodeError as error:
-        return _parse_error(str(error))
+        return _parse_error(_decode_reason(line, error))
+
+
+cdef str _decode_reason(object line, object error):
+    """The decoder's message, but route's ("invalid UTF-8 at byte N") for text that is not
+    UTF-8: orjson says "surrogates not allowed" for any bad byte, and names no offset."""
+    cdef str reason = str(error)
+    if reason.startswith(NOT_UTF8):
+        return utf8_reason(line) or reason
+    return reason
 
 
 cdef int _raise_pending() except -1:

@@ -44,6 +44,8 @@ BAD_PARAMS: Final = "params must be an object"
 UNEXPECTED_CHARACTER: Final = (
     "unexpected character, expected a JSON value: line 1 column {column} (char {char})"
 )
+# How the decoder's message for text that is not UTF-8 begins (see _decode_reason).
+NOT_UTF8: Final = "str is not valid UTF-8"
 STRAY_REASONS: Final = tuple(UNEXPECTED_CHARACTER.format(column=i + 1, char=i) for i in range(64))
 
 _new = tuple.__new__
@@ -130,6 +132,7 @@ class Request(_Record):
     __match_args__ = ("id", "method", "params")
 
     def __new__(cls, id: RequestId, method: str, params: dict[str, Any]) -> Request:
+        id_json(id)  # refuses what is no id (parse builds results with tuple.__new__)
         return _new(cls, (id, method, params))
 
     id: RequestId = property(itemgetter(0))  # type: ignore[assignment]
@@ -157,6 +160,8 @@ class ClientResponse(_Record):
     __match_args__ = ("id", "body")
 
     def __new__(cls, id: RequestId | None, body: dict[str, Any]) -> ClientResponse:
+        if id is not None:
+            id_json(id)
         return _new(cls, (id, body))
 
     id: RequestId | None = property(itemgetter(0))  # type: ignore[assignment]
@@ -170,6 +175,8 @@ class Refused(_Record):
     __match_args__ = ("id", "error")
 
     def __new__(cls, id: RequestId | None, error: ProtocolError) -> Refused:
+        if id is not None:
+            id_json(id)
         return _new(cls, (id, error))
 
     id: RequestId | None = property(itemgetter(0))  # type: ignore[assignment]
@@ -190,8 +197,19 @@ def parse(line: str | bytes | bytearray | memoryview) -> Incoming:
     try:
         message = _loads(line)
     except _DecodeError as error:
-        return _new(Refused, (None, _new(ParseError, (str(error),))))
+        return _new(Refused, (None, _new(ParseError, (_decode_reason(line, error),))))
     return _classify(message)
+
+
+def _decode_reason(line: str | bytes | bytearray | memoryview, error: Exception) -> str:
+    """The decoder's message, but route's ("invalid UTF-8 at byte N") for text that is not
+    UTF-8: orjson says "surrogates not allowed" for any bad byte, and names no offset."""
+    reason = str(error)
+    if reason.startswith(NOT_UTF8):
+        from rpcline._route_py import utf8_reason  # _route_py imports this module
+
+        return utf8_reason(line) or reason
+    return reason
 
 
 def _classify(message: object) -> Incoming:

@@ -6,14 +6,19 @@ reading fixed-size chunks into a ``StreamParser`` keeps memory bounded by the li
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import BinaryIO, Final
+import io
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO, Final
 
 import rpcline
 from rpcline._message_py import Incoming
 from rpcline._stream_py import DEFAULT_MAX_LINE_BYTES
 
 CHUNK_BYTES: Final = 64 * 1024
+TEXT_STREAM: Final = (
+    "{function}() reads bytes, but {kind} is a text stream: open the file in binary mode "
+    "('rb'), or use sys.stdin.buffer instead of sys.stdin{then}"
+)
 
 
 def read_messages(
@@ -24,10 +29,35 @@ def read_messages(
     """Yield every message of a binary stream (``sys.stdin.buffer``, a pipe, a socket file).
 
     A line is yielded as soon as its LF arrives (``read1`` returns what is available
-    instead of waiting for a full chunk); the last line needs no LF.
+    instead of waiting for a full chunk); the last line needs no LF. Bad arguments (a
+    text-mode file, a chunk size below 1, a bad limit) raise here, not at the first read.
     """
+    check_arguments("read_messages", file, chunk_bytes)
     parser = rpcline.StreamParser(max_line_bytes)
-    read = getattr(file, "read1", file.read)
+    return _messages(file, parser, chunk_bytes)
+
+
+def _messages(file: BinaryIO, parser: Any, chunk_bytes: int) -> Iterator[Incoming]:
+    read: Callable[[int], Any] = getattr(file, "read1", file.read)
     while chunk := read(chunk_bytes):
+        if isinstance(chunk, str):  # a text stream that is no io.TextIOBase
+            raise TypeError(text_stream("read_messages", file))
         yield from parser.feed(chunk)
     yield from parser.close()
+
+
+def check_arguments(function: str, file: object, chunk_bytes: object, then: str = "") -> None:
+    """Refuse what would fail obscurely later (a text stream) or yield nothing (size 0)."""
+    if isinstance(file, io.TextIOBase):
+        raise TypeError(text_stream(function, file, then))
+    if type(chunk_bytes) is not int:
+        raise TypeError(
+            f"{function}() chunk_bytes must be an int, not {type(chunk_bytes).__name__}"
+        )
+    if chunk_bytes < 1:
+        raise ValueError(f"{function}() chunk_bytes must be at least 1, not {chunk_bytes}")
+
+
+def text_stream(function: str, file: object, then: str = "") -> str:
+    """The TypeError message for a text-mode file given where bytes are read."""
+    return TEXT_STREAM.format(function=function, kind=type(file).__name__, then=then)

@@ -1,4 +1,4 @@
-# cython: language_level=3, binding=False
+# cython: language_level=3, binding=False, embedsignature=True, embedsignature.format=clinic
 """route(): the card's nine rules without decoding params or result; Cython core.
 
 ``_route_py.py`` is the twin and documents the behaviour; this module mirrors it function
@@ -1137,7 +1137,10 @@ cdef bint _is_version_2_0(Scan* s) except -1:
 @cython.final
 @cython.no_gc
 cdef class Route:
-    """Where a line goes, without its params or result decoded.
+    """Route(*args, **kwargs)
+--
+
+Where a line goes, without its params or result decoded.
 
     ``kind`` is ``"request"``, ``"notification"``, ``"response"`` or ``"refused"``, as
     ``parse`` classifies the line; ``id``, ``method`` and ``error`` are what ``parse``

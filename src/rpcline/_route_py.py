@@ -735,6 +735,27 @@ def prefix_id(data: Data) -> RequestId | None:
     return None
 
 
+def utf8_reason(line: str | bytes | bytearray | memoryview) -> str | None:
+    """The reason ``route`` gives for the line's first text that is not UTF-8, or ``None``.
+
+    ``parse`` asks for it when the decoder refuses a line as not UTF-8 (orjson's message
+    names neither the offset nor the fault), so both name the same byte in the same words.
+    """
+    if isinstance(line, str):
+        try:
+            line.encode()
+        except UnicodeEncodeError as error:
+            return STR_SURROGATE.format(error.start)
+        return None
+    data = bytes(line)
+    for run in _NON_ASCII.finditer(data):
+        try:
+            _utf8(data, run.start())
+        except _Invalid as error:
+            return _reason(error)
+    return None
+
+
 def _routable(line: object) -> bytes | str:
     """An immutable copy of what the decoder would read: bytes, or a str (see parse)."""
     if isinstance(line, str):

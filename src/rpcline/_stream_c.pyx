@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, embedsignature=True, embedsignature.format=clinic
 """The Cython core of streams: ``_stream_py.py`` documents the behaviour, this mirrors it.
 
 Lines are found with memchr in the chunk's own buffer and handed to the core's C entry
@@ -17,7 +17,9 @@ from rpcline._message_c import parse
 from rpcline._route_c cimport _prefix_id, _refusal
 from rpcline._route_c import route
 
-from rpcline._stream_py import DEFAULT_MAX_LINE_BYTES, LINE_TOO_LONG
+from rpcline._stream_py import DEFAULT_MAX_LINE_BYTES, LINE_TOO_LONG, not_lines
+
+from inspect import Parameter, Signature  # importlib.metadata loads inspect anyway
 
 cdef const char* BOM = b"\xef\xbb\xbf"
 # parse_lines holds a whole buffer anyway, so it needs no limit of its own.
@@ -33,6 +35,8 @@ def parse_lines(data):
     if isinstance(data, str):
         lines = data.removeprefix("\ufeff").split("\n")
         return [parse(line) for line in lines if line.strip(" \t\r")]
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(not_lines(data))
     cdef StreamParser parser = StreamParser.__new__(StreamParser, _UNLIMITED, classify=parse)
     return parser.feed(data) + parser.close()
 
@@ -63,6 +67,12 @@ cdef class StreamParser:
     cdef bint _closed
     cdef object _classify
     cdef bint _parses  # classify is parse: lines go to the core's C entry point
+
+    # For inspect.signature: a text signature cannot name parse as a default.
+    __signature__ = Signature([
+        Parameter("max_line_bytes", Parameter.POSITIONAL_OR_KEYWORD, default=DEFAULT_MAX_LINE_BYTES),
+        Parameter("classify", Parameter.KEYWORD_ONLY, default=parse),
+    ])
 
     def __cinit__(self, max_line_bytes=DEFAULT_MAX_LINE_BYTES, *, classify=parse):
         if type(max_line_bytes) is not int:

@@ -7,6 +7,7 @@ as ``parse`` gives it. A UTF-8 BOM is skipped at the very start of a stream or b
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -26,6 +27,8 @@ def parse_lines(data: bytes | bytearray | memoryview | str) -> list[Incoming]:
     if isinstance(data, str):
         lines = data.removeprefix("\ufeff").split("\n")
         return [parse(line) for line in lines if line.strip(" \t\r")]
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise TypeError(not_lines(data))
     parser = StreamParser(max_line_bytes=_UNLIMITED)
     return parser.feed(data) + parser.close()
 
@@ -155,6 +158,17 @@ class StreamParser:
 
 # parse_lines holds a whole buffer anyway, so it needs no limit of its own.
 _UNLIMITED: Final = 2**62
+
+
+def not_lines(data: object) -> str:
+    """The TypeError message of parse_lines for ``data``; a file gets a pointer onwards."""
+    message = f"parse_lines() takes str, bytes, bytearray or memoryview, not {type(data).__name__}"
+    if isinstance(data, io.TextIOBase):
+        return (f"{message}, a text stream: open the file in binary mode ('rb'), or use "
+                "sys.stdin.buffer instead of sys.stdin, and pass it to read_messages()")
+    if isinstance(data, io.IOBase):
+        return f"{message}, a file: pass it to read_messages(), or its contents"
+    return message
 
 
 def _chunk_bytes(chunk: object) -> bytes:

@@ -1,0 +1,70 @@
+"""``inspect.signature`` works on every public callable, with the same parameter names in
+the Cython core and the pure-Python twin (help(), IDEs and ``functools.wraps`` need it)."""
+
+from __future__ import annotations
+
+import inspect
+from importlib import import_module
+
+import pytest
+
+import rpcline
+import rpcline.aio
+
+# The twins by concern; a public name is looked up in the first module that has it.
+CORE = ("rpcline._message_c", "rpcline._route_c", "rpcline._stream_c")
+TWIN = ("rpcline._message_py", "rpcline._route_py", "rpcline._stream_py")
+CALLABLES = [name for name in rpcline.__all__ if callable(getattr(rpcline, name))]
+
+
+def lookup(modules: tuple[str, ...], name: str) -> object:
+    for module in map(import_module, modules):
+        if hasattr(module, name):
+            return getattr(module, name)
+    return getattr(rpcline, name)  # shared by both (read_messages)
+
+
+def names(obj: object) -> list[str]:
+    return list(inspect.signature(obj).parameters)
+
+
+def public_methods(cls: type) -> list[str]:
+    return sorted(n for n, v in vars(cls).items() if not n.startswith("_") and callable(v))
+
+
+def test_every_public_callable_is_listed():
+    # Guards the list below: parse, route, error_response, id_json, the classes, ...
+    assert {"parse", "route", "error_response", "id_json", "parse_lines", "read_messages",
+            "StreamParser", "Request", "Refused", "Route"} <= set(CALLABLES)
+
+
+@pytest.mark.parametrize("name", CALLABLES)
+def test_the_facade_has_signatures(name):
+    inspect.signature(getattr(rpcline, name))  # whichever implementation is in use
+
+
+@pytest.mark.c_extension
+@pytest.mark.parametrize("name", CALLABLES)
+def test_signatures_match_between_the_twins(name):
+    core, twin = lookup(CORE, name), lookup(TWIN, name)
+    assert names(core) == names(twin), name
+    if isinstance(twin, type):
+        assert public_methods(core) == public_methods(twin), name
+        for method in public_methods(twin):
+            assert names(getattr(core, method)) == names(getattr(twin, method)), method
+
+
+@pytest.mark.c_extension
+def test_stream_parser_defaults_are_the_cores():
+    from rpcline import _message_c, _stream_c
+
+    parameters = inspect.signature(_stream_c.StreamParser).parameters
+    assert parameters["classify"].default is _message_c.parse
+    assert parameters["classify"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert parameters["max_line_bytes"].default == 16 * 1024 * 1024
+
+
+def test_the_readers_have_signatures():
+    for function in (rpcline.read_messages, rpcline.aio.messages):
+        assert names(function)[:3] in (["file", "max_line_bytes", "chunk_bytes"],
+                                       ["reader", "max_line_bytes", "chunk_bytes"])
