@@ -135,6 +135,10 @@ def test_bench_json_on_a_file(implementation, tmp_path: Path):
 # --- helpers for the tests below -------------------------------------------------------------
 
 ISOLATED = Path(__file__).parent / "isolated"
+# cibuildwheel runs this suite on macOS and Windows too: say what each test needs.
+posix = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals, select() on "
+                           "pipes, SIGPIPE semantics and getrusage are POSIX")
+linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 BIG_LINE = 33 * 1024 * 1024  # over the 32 MiB from which check shows a bar; one huge line
 ERROR_RESPONSES = (
     b'{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"Method not found"}}\n'
@@ -245,6 +249,7 @@ def test_check_jsonl_streams_every_refusal_and_nothing_else(implementation):
     assert rows[1]["response"]["id"] == 2
 
 
+@posix
 def test_check_jsonl_writes_each_refusal_as_it_is_found(implementation):
     # stdin stays open: a refusal held back until the end would never arrive.
     process = subprocess.Popen(
@@ -360,18 +365,21 @@ def many_refusals(implementation: str) -> bytes:
     return rpcline(implementation, "sample", "4000", "--bad-fraction", "0.5").stdout
 
 
+@posix
 @pytest.mark.parametrize("args", [["check", "--jsonl"], ["check", "--max-errors", "5000"]])
 def test_broken_pipe_keeps_the_status_of_refusals_seen(implementation, args):
     status, err = reader_leaves(implementation, *args, input=many_refusals(implementation))
     assert (status, err) == (1, b"")  # no traceback, no "Exception ignored"
 
 
+@posix
 def test_broken_pipe_without_refusals_exits_zero(implementation):
     clean = rpcline(implementation, "sample", "4000", "--bad-fraction", "0").stdout
     status, err = reader_leaves(implementation, "classify", input=clean)
     assert (status, err) == (0, b"")
 
 
+@posix
 def test_reader_gone_before_the_summary(implementation):
     for input, expected in ((SESSION, 1), (SESSION.split(b"\n")[0] + b"\n", 0)):
         process = subprocess.Popen(
@@ -438,6 +446,7 @@ def test_sample_bad_fraction(implementation, fraction, low, high):
     assert done.returncode == (0 if high == 0 else 1)
 
 
+@linux
 def test_sample_writes_as_it_generates_in_constant_memory(implementation):
     # 100 million lines would take an hour: the first ones must come at once, and memory
     # must stay flat while they do.
@@ -512,6 +521,7 @@ def test_bench_reads_stdin_as_dash(implementation):
     assert report["source"] == "<stdin>" and report["messages"] == 6
 
 
+@posix
 def test_bench_shows_progress_on_a_terminal(implementation, tmp_path: Path):
     path = tmp_path / "session.jsonl"
     path.write_bytes(SESSION * 50)
@@ -533,6 +543,7 @@ def test_bench_unreadable_file_is_status_2(implementation, tmp_path: Path):
 # --- progress on large files -------------------------------------------------------------------
 
 
+@posix
 def test_refusals_go_through_tqdm_write_while_a_bar_is_shown(implementation, big_file):
     status, shown, _ = on_terminal(implementation, "check", str(big_file))
     assert status == 1
@@ -544,6 +555,7 @@ def test_refusals_go_through_tqdm_write_while_a_bar_is_shown(implementation, big
     assert f"{big_file}:2: -32700" in text  # the 33 MiB line, refused and skipped
 
 
+@posix
 def test_without_tqdm_a_large_file_gets_one_hint(implementation, tmp_path: Path):
     large = tmp_path / "large.jsonl"
     with large.open("wb") as out:
@@ -578,6 +590,7 @@ def capture_200mb(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@posix
 @pytest.mark.parametrize("command", ["check", "classify"])
 def test_peak_memory_stays_under_100_mb_on_200_mb(implementation, command, capture_200mb):
     done = subprocess.run(

@@ -48,7 +48,8 @@ def run(implementation: str, command: list[str]) -> None:
         "command": command,
         "status": done.returncode,
         "stderr": done.stderr.decode(errors="replace")[-2000:],
-        "peak_rss_bytes": usage.ru_maxrss * 1024,  # KiB on Linux
+        # ru_maxrss is in KiB on Linux, in bytes on macOS.
+        "peak_rss_bytes": usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024),
         "input_bytes": os.path.getsize(command[1]),
     }))
 
