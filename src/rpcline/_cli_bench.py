@@ -11,7 +11,7 @@ import orjson
 import rpcline
 from rpcline import _message_py, corpus
 from rpcline._bench import Timing, interleaved
-from rpcline._cli_inputs import STDIN, Source, progress_bar, sources
+from rpcline._cli_inputs import STDIN, Source, hint_once, progress_bar, sources
 from rpcline._cli_shared import (
     HelpFormatter,
     Outcome,
@@ -126,7 +126,10 @@ def _load(source: Source) -> list[bytes]:
     """The non-blank lines of ``source``, read with a progress bar on a terminal."""
     lines: list[bytes] = []
     parts: list[bytes] = []
-    with progress_bar(source.size(), f"loading {source.name}") as bar:
+    size = source.size()
+    with progress_bar(size, f"loading {source.name}") as bar:
+        if bar is None:
+            hint_once(size)
         source.bar = bar
         for chunk in source.chunks():  # pieces of at most 64 KiB: join a long line's
             parts.append(chunk)

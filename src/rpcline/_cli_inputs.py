@@ -179,9 +179,16 @@ def _shown(source: Source) -> Iterator[Source]:
         yield source
         return
     with progress_bar(size, source.name) as bar:
-        terminal = Terminal.current
-        if bar is None and size > HINT_MIN_BYTES and not terminal.hinted:
-            terminal.hinted = True
-            print(HINT, file=sys.stderr)
+        if bar is None:
+            hint_once(size)
         source.bar = bar
         yield source
+
+
+def hint_once(size: int | None) -> None:
+    """On a terminal without tqdm, say once per run that a large file could show a bar."""
+    terminal = Terminal.current
+    if size is not None and size > HINT_MIN_BYTES and not terminal.hinted \
+            and sys.stderr.isatty():
+        terminal.hinted = True
+        print(HINT, file=sys.stderr)
