@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import orjson
@@ -36,7 +37,7 @@ def rpcline(implementation: str, *args: str, input: bytes = b"") -> subprocess.C
         env["RPCLINE_NO_EXTENSIONS"] = "1"
     return subprocess.run(
         [sys.executable, "-m", "rpcline", *args],
-        input=input, capture_output=True, env=env, timeout=120,
+        input=input, capture_output=True, env=env, timeout=120, check=False,
     )
 
 
@@ -129,3 +130,475 @@ def test_bench_json_on_a_file(implementation, tmp_path: Path):
     assert f"rpcline.parse ({implementation})" in names
     assert all(row["ns_per_message"] > 0 for row in report["contenders"])
     assert report["messages"] == 6
+
+
+# --- helpers for the tests below -------------------------------------------------------------
+
+ISOLATED = Path(__file__).parent / "isolated"
+# cibuildwheel runs this suite on macOS and Windows too: say what each test needs.
+posix = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals, select() on "
+                           "pipes, SIGPIPE semantics and getrusage are POSIX")
+linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+BIG_LINE = 33 * 1024 * 1024  # over the 32 MiB from which check shows a bar; one huge line
+ERROR_RESPONSES = (
+    b'{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"Method not found"}}\n'
+    b'{"jsonrpc":"2.0","id":8,"error":"broken"}\n'
+)
+
+
+def environment(implementation: str, hide_tqdm: Path | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "RPCLINE_NO_EXTENSIONS"}
+    if implementation == "python":
+        env["RPCLINE_NO_EXTENSIONS"] = "1"
+    if hide_tqdm is not None:  # a tqdm module that fails to import, ahead of the real one
+        hide_tqdm.mkdir(exist_ok=True)
+        (hide_tqdm / "tqdm.py").write_text("raise ImportError('tqdm hidden by the test')\n")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(hide_tqdm),
+                                                          env.get("PYTHONPATH")]))
+    return env
+
+
+def on_terminal(implementation: str, *args: str, stdout_too: bool = True,
+                hide_tqdm: Path | None = None, input: bytes = b"") -> tuple[int, bytes, bytes]:
+    """Run rpcline with stderr (and stdout, unless told) on a pseudo-terminal.
+
+    Returns the status, what the terminal showed, and stdout when it was a pipe.
+    """
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+
+    controller, terminal = pty.openpty()
+    # A new pseudo-terminal is 0 columns wide, and tqdm draws nothing in 0 columns.
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rpcline", *args], stdin=subprocess.PIPE,
+        stdout=terminal if stdout_too else subprocess.PIPE, stderr=terminal,
+        env=environment(implementation, hide_tqdm),
+    )
+    os.close(terminal)
+    assert process.stdin is not None
+    process.stdin.write(input)
+    process.stdin.close()
+    shown = bytearray()
+    while True:  # read as it comes: a full terminal buffer would block the child
+        ready, _, _ = select.select([controller], [], [], 120)
+        assert ready, "no output for 120 s"
+        try:
+            data = os.read(controller, 65536)
+        except OSError:  # EIO: every writer has closed the terminal
+            break
+        if not data:
+            break
+        shown += data
+    os.close(controller)
+    out = process.stdout.read() if process.stdout is not None else b""
+    return process.wait(timeout=120), bytes(shown), out
+
+
+@pytest.fixture(scope="module")
+def big_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A refusal on line 1, then one 33 MiB line (refused, discarded without being held)."""
+    path = tmp_path_factory.mktemp("big") / "big.jsonl"
+    with path.open("wb") as out:
+        out.write(b"INFO starting\n" + b'{"jsonrpc":"2.0","id":1,"method":"x","params":"')
+        out.write(b"x" * BIG_LINE + b'"}\n')
+    return path
+
+
+# --- check: bounded report, --jsonl, --quiet -------------------------------------------------
+
+
+def test_check_lists_the_first_max_errors_and_counts_the_rest(implementation):
+    done = rpcline(implementation, "check", "--max-errors", "1", input=SESSION)
+    assert done.returncode == 1
+    out = done.stdout.decode()
+    assert "<stdin>:5: -32700" in out
+    assert "<stdin>:6:" not in out  # the second refusal is counted, not listed
+    assert "1 more refused lines not listed (--max-errors 1)" in out
+    summary = out[out.index("\nmessages") :].split()
+    assert summary[summary.index("refused") + 1] == "2"
+
+
+def test_check_json_is_compact_and_says_what_was_truncated(implementation):
+    done = rpcline(implementation, "check", "--json", "--max-errors", "1", input=SESSION)
+    assert done.returncode == 1
+    assert done.stdout.count(b"\n") == 1 and b"\n " not in done.stdout  # one compact line
+    report = orjson.loads(done.stdout)
+    assert [r["line"] for r in report["refused"]] == [5]
+    assert report["truncated"] == 1
+    assert report["kinds"]["refused"] == 2 and report["unreadable"] == []
+
+
+def test_check_keeps_no_more_than_max_errors_on_a_large_input(implementation):
+    sample = rpcline(implementation, "sample", "3000", "--bad-fraction", "0.5")
+    done = rpcline(implementation, "check", "--json", input=sample.stdout)
+    report = orjson.loads(done.stdout)
+    assert len(report["refused"]) == 100  # the default
+    assert report["truncated"] == report["kinds"]["refused"] - 100 > 1000
+
+
+def test_check_jsonl_streams_every_refusal_and_nothing_else(implementation):
+    done = rpcline(implementation, "check", "--jsonl", "--max-errors", "1", input=SESSION)
+    assert done.returncode == 1
+    rows = [orjson.loads(line) for line in done.stdout.splitlines()]
+    assert [(r["file"], r["line"], r["code"]) for r in rows] == [
+        ("<stdin>", 5, -32700), ("<stdin>", 6, -32602)]
+    assert rows[1]["response"]["id"] == 2
+
+
+@posix
+def test_check_jsonl_writes_each_refusal_as_it_is_found(implementation):
+    # stdin stays open: a refusal held back until the end would never arrive.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rpcline", "check", "--jsonl"], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, env=environment(implementation),
+    )
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(b"not json\n")
+    process.stdin.flush()
+    import select
+
+    ready, _, _ = select.select([process.stdout], [], [], 60)
+    assert ready, "the refusal was not written while input was still coming"
+    assert orjson.loads(process.stdout.readline())["line"] == 1
+    process.stdin.close()
+    assert process.wait(timeout=60) == 1
+
+
+def test_check_quiet_prints_only_the_summary(implementation):
+    done = rpcline(implementation, "check", "-q", input=SESSION)
+    assert done.returncode == 1
+    out = done.stdout.decode()
+    assert "<stdin>:" not in out and "answer:" not in out
+    assert out.lstrip().startswith("messages") and "refusals by code" in out
+    report = orjson.loads(rpcline(implementation, "check", "--quiet", "--json",
+                                  input=SESSION).stdout)
+    assert report["refused"] == [] and report["truncated"] == 2
+
+
+def test_check_quiet_and_jsonl_exclude_each_other(implementation):
+    done = rpcline(implementation, "check", "-q", "--jsonl", input=SESSION)
+    assert done.returncode == 2
+    assert b"--quiet" in done.stderr and b"Traceback" not in done.stderr
+
+
+# --- files: -, unreadable files, binary input -------------------------------------------------
+
+
+def test_dash_is_stdin_among_files(implementation, tmp_path: Path):
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(b"oops\n")
+    done = rpcline(implementation, "check", str(path), "-", input=SESSION)
+    out = done.stdout.decode()
+    assert f"{path}:1: -32700" in out and "<stdin>:5: -32700" in out
+    assert done.returncode == 1
+
+
+def test_unreadable_files_are_skipped_and_the_run_exits_2_after_the_summary(
+    implementation, tmp_path: Path
+):
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(SESSION)
+    done = rpcline(implementation, "check", str(tmp_path / "absent.jsonl"), str(good),
+                   str(tmp_path))  # a directory cannot be read either
+    assert done.returncode == 2  # even though refusals were seen too
+    errors = done.stderr.decode().splitlines()
+    assert len(errors) == 2 and "absent.jsonl" in errors[0] and str(tmp_path) in errors[1]
+    out = done.stdout.decode()
+    assert f"{good}:5: -32700" in out  # the readable file was checked
+    summary = out[out.index("\nmessages") :].split()
+    assert summary[summary.index("total") + 1] == "6"
+    assert "2 files not read" in out
+    report = orjson.loads(rpcline(implementation, "check", "--json", str(good),
+                                  str(tmp_path / "absent.jsonl")).stdout)
+    assert report["unreadable"] == [str(tmp_path / "absent.jsonl")]
+    assert report["messages"] == 6
+
+
+def test_classify_skips_unreadable_files_and_exits_2(implementation, tmp_path: Path):
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(SESSION)
+    done = rpcline(implementation, "classify", str(tmp_path / "absent"), str(good))
+    assert done.returncode == 2
+    assert len(done.stdout.splitlines()) == 6
+    assert done.stderr.decode().count("\n") == 1
+
+
+def test_check_says_once_that_input_looks_binary_and_still_checks_it(
+    implementation, tmp_path: Path
+):
+    binary = tmp_path / "capture.bin"
+    binary.write_bytes(b"\x00\x01\x00garbage\n" * 50 + SESSION)
+    late = tmp_path / "late.jsonl"  # a NUL after the first KB is not sniffed
+    late.write_bytes(SESSION * 20 + b"\x00\n")
+    done = rpcline(implementation, "check", str(binary), str(late))
+    errors = done.stderr.decode().splitlines()
+    assert errors == [f"rpcline: {binary}: looks binary (NUL bytes in the first KB)"]
+    assert done.returncode == 1
+    assert f"{binary}:1: -32700" in done.stdout.decode()
+
+
+# --- broken pipes ------------------------------------------------------------------------------
+
+
+def reader_leaves(implementation: str, *args: str, input: bytes) -> tuple[int, bytes]:
+    """Run rpcline with a stdout whose reader reads one line, then closes it."""
+    with tempfile.TemporaryFile() as stdin:  # a file: a pipe would need a writer thread
+        stdin.write(input)
+        stdin.seek(0)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "rpcline", *args], stdin=stdin,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment(implementation),
+        )
+    assert process.stdout is not None
+    process.stdout.readline()
+    process.stdout.close()
+    assert process.stderr is not None
+    err = process.stderr.read()
+    return process.wait(timeout=120), err
+
+
+def many_refusals(implementation: str) -> bytes:
+    return rpcline(implementation, "sample", "4000", "--bad-fraction", "0.5").stdout
+
+
+@posix
+@pytest.mark.parametrize("args", [["check", "--jsonl"], ["check", "--max-errors", "5000"]])
+def test_broken_pipe_keeps_the_status_of_refusals_seen(implementation, args):
+    status, err = reader_leaves(implementation, *args, input=many_refusals(implementation))
+    assert (status, err) == (1, b"")  # no traceback, no "Exception ignored"
+
+
+@posix
+def test_broken_pipe_without_refusals_exits_zero(implementation):
+    clean = rpcline(implementation, "sample", "4000", "--bad-fraction", "0").stdout
+    status, err = reader_leaves(implementation, "classify", input=clean)
+    assert (status, err) == (0, b"")
+
+
+@posix
+def test_reader_gone_before_the_summary(implementation):
+    for input, expected in ((SESSION, 1), (SESSION.split(b"\n")[0] + b"\n", 0)):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "rpcline", "check", "-q"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment(implementation),
+        )
+        assert process.stdout is not None
+        process.stdout.close()  # before anything is written
+        _, err = process.communicate(input, timeout=60)
+        assert (process.returncode, err) == (expected, b"")
+
+
+# --- classify ----------------------------------------------------------------------------------
+
+
+def test_classify_names_files_when_several_and_numbers_lines_per_file(
+    implementation, tmp_path: Path
+):
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    first.write_bytes(SESSION)
+    second.write_bytes(SESSION)
+    done = rpcline(implementation, "classify", str(first), str(second))
+    rows = [orjson.loads(line) for line in done.stdout.splitlines()]
+    assert [(r["file"], r["line"]) for r in rows[5:7]] == [(str(first), 7), (str(second), 1)]
+    assert all(next(iter(r)) == "file" for r in rows)
+    one = [orjson.loads(line) for line in rpcline(implementation, "classify", str(first)).stdout
+           .splitlines()]
+    assert all("file" not in r for r in one)
+
+
+def test_classify_marks_error_responses_with_their_code(implementation):
+    done = rpcline(implementation, "classify", input=ERROR_RESPONSES + SESSION)
+    rows = [orjson.loads(line) for line in done.stdout.splitlines()]
+    assert rows[0] == {"line": 1, "kind": "response", "id": 7, "error": True, "code": -32601}
+    assert rows[1] == {"line": 2, "kind": "response", "id": 8, "error": True, "code": None}
+    assert rows[4] == {"line": 6, "kind": "response", "id": 1}  # a result: no error member
+
+
+def test_classify_quiet_leaves_refused_lines_out(implementation):
+    done = rpcline(implementation, "classify", "-q", input=SESSION)
+    rows = [orjson.loads(line) for line in done.stdout.splitlines()]
+    assert [r["line"] for r in rows] == [1, 3, 4, 7]
+    assert done.returncode == 0
+
+
+# --- sample ------------------------------------------------------------------------------------
+
+
+def test_sample_defaults_to_the_corpus_and_its_three_percent(implementation):
+    from rpcline import corpus
+
+    done = rpcline(implementation, "sample", "300")
+    assert done.stdout == b"".join(line + b"\n" for line in corpus.generate(300))
+
+
+@pytest.mark.parametrize(("fraction", "low", "high"), [("0", 0, 0), ("1", 2000, 2000),
+                                                        ("0.5", 900, 1100)])
+def test_sample_bad_fraction(implementation, fraction, low, high):
+    sample = rpcline(implementation, "sample", "2000", "--bad-fraction", fraction)
+    done = rpcline(implementation, "check", "--json", input=sample.stdout)
+    report = orjson.loads(done.stdout)
+    assert report["messages"] == 2000
+    assert low <= report["kinds"]["refused"] <= high
+    assert done.returncode == (0 if high == 0 else 1)
+
+
+@linux
+def test_sample_writes_as_it_generates_in_constant_memory(implementation):
+    # 100 million lines would take an hour: the first ones must come at once, and memory
+    # must stay flat while they do.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rpcline", "sample", "100000000"], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, env=environment(implementation),
+    )
+    assert process.stdout is not None
+    try:
+        received = 0
+        while received < 20_000_000:
+            received += len(process.stdout.read(1 << 20))
+        with open(f"/proc/{process.pid}/status") as status:
+            peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM"))
+        assert peak < 100 * 1024, f"sample's peak RSS: {peak} KiB"
+    finally:
+        process.stdout.close()  # the reader leaves: sample stops, quietly, with status 0
+    _, err = process.communicate(timeout=60)
+    assert (process.returncode, err) == (0, b"")
+
+
+# --- help and argument errors ------------------------------------------------------------------
+
+
+def test_every_subcommand_and_option_is_described_with_its_default():
+    import argparse
+
+    from rpcline.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert {c.dest for c in commands._choices_actions} == set(commands.choices)
+    assert all(c.help for c in commands._choices_actions)
+    for name, sub in commands.choices.items():
+        text = sub.format_help()
+        assert "exit status" in text and "example" in text, name
+        for action in sub._actions:
+            assert action.help, (name, action.dest)
+            if action.default not in (None, False, argparse.SUPPRESS):
+                assert str(action.default) in text and "default" in action.help + text, (
+                    name, action.dest)
+    check_help = " ".join(commands.choices["check"].format_help().split())
+    assert "--max-errors N list the first N refusals; count the rest (default: 100)" in check_help
+    assert "(default: False)" not in check_help  # flags' defaults are noise
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["bench", "--rounds", "1k"], "argument --rounds: expected a positive integer, got '1k'"),
+    (["sample", "0"], "argument N: expected a positive integer, got '0'"),
+    (["sample", "--seed", "x"], "argument --seed: expected an integer, got 'x'"),
+    (["sample", "--bad-fraction", "1.5"], "expected a number from 0 to 1, got '1.5'"),
+    (["sample", "--bad-fraction", "nan"], "expected a number from 0 to 1, got 'nan'"),
+    (["check", "--max-errors", "-1"], "argument --max-errors: expected an integer >= 0"),
+    (["check", "--max-line-bytes", "1k"], "argument --max-line-bytes: expected a positive"),
+    (["proxy", "--drain-timeout", "-1", "--", "true"], "expected a number of seconds >= 0"),
+])
+def test_argument_errors_say_what_was_expected(args, message):
+    done = rpcline("python", *args)
+    assert done.returncode == 2
+    err = done.stderr.decode()
+    assert message in err
+    assert "invalid" not in err and "_positive" not in err and "Traceback" not in err
+
+
+# --- bench -------------------------------------------------------------------------------------
+
+
+def test_bench_reads_stdin_as_dash(implementation):
+    done = rpcline(implementation, "bench", "-", "--rounds", "1", "--json", input=SESSION)
+    assert done.returncode == 0, done.stderr
+    report = orjson.loads(done.stdout)
+    assert report["source"] == "<stdin>" and report["messages"] == 6
+
+
+@posix
+def test_bench_shows_progress_on_a_terminal(implementation, tmp_path: Path):
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(SESSION * 50)
+    status, shown, out = on_terminal(implementation, "bench", str(path), "--rounds", "3",
+                                     "--json", stdout_too=False)
+    assert status == 0
+    assert b"loading" in shown and b"measuring" in shown and b"pass" in shown
+    assert orjson.loads(out)["rounds"] == 3
+    piped = rpcline(implementation, "bench", str(path), "--rounds", "1", "--json")
+    assert piped.stderr == b""  # no bar where nobody watches
+
+
+def test_bench_unreadable_file_is_status_2(implementation, tmp_path: Path):
+    done = rpcline(implementation, "bench", str(tmp_path / "absent.jsonl"))
+    assert done.returncode == 2
+    assert done.stderr.decode().count("\n") == 1 and b"absent.jsonl" in done.stderr
+
+
+# --- progress on large files -------------------------------------------------------------------
+
+
+@posix
+def test_refusals_go_through_tqdm_write_while_a_bar_is_shown(implementation, big_file):
+    status, shown, _ = on_terminal(implementation, "check", str(big_file))
+    assert status == 1
+    text = shown.decode(errors="replace")
+    assert "%|" in text  # a tqdm bar was drawn
+    at = text.index(f"{big_file}:1: -32700")
+    # tqdm.write clears the bar first: nothing of it is left on the refusal's line.
+    assert text[max(text.rfind("\r", 0, at), text.rfind("\n", 0, at)) + 1 : at] == ""
+    assert f"{big_file}:2: -32700" in text  # the 33 MiB line, refused and skipped
+
+
+@posix
+def test_without_tqdm_a_large_file_gets_one_hint(implementation, tmp_path: Path):
+    large = tmp_path / "large.jsonl"
+    with large.open("wb") as out:
+        out.write(b"x" * (65 * 1024 * 1024) + b"\n")
+    status, shown, _ = on_terminal(implementation, "check", "-q", str(large), str(large),
+                                   hide_tqdm=tmp_path / "no-tqdm")
+    assert status == 1
+    assert shown.count(b"pip install rpcline[progress]") == 1
+    assert b"%|" not in shown
+    _, shown, _ = on_terminal(implementation, "check", "-q", str(large))
+    assert b"pip install" not in shown  # tqdm is installed here: a bar instead
+
+
+def test_extra_named_in_the_hint_exists():
+    import tomllib
+
+    from rpcline import _cli_inputs
+
+    extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert "tqdm" in " ".join(extras["project"]["optional-dependencies"]["progress"])
+    assert "rpcline[progress]" in _cli_inputs.HINT
+
+
+# --- memory: 200 MB in, constant memory ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def capture_200mb(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("capture") / "capture.jsonl"
+    subprocess.run([sys.executable, str(ISOLATED / "cli_memory.py"), "make", str(path)],
+                   check=True, timeout=300)
+    return path
+
+
+@posix
+@pytest.mark.parametrize("command", ["check", "classify"])
+def test_peak_memory_stays_under_100_mb_on_200_mb(implementation, command, capture_200mb):
+    done = subprocess.run(
+        [sys.executable, str(ISOLATED / "cli_memory.py"), "run", implementation, command,
+         str(capture_200mb)], capture_output=True, check=False, timeout=900,
+    )
+    assert done.returncode == 0, done.stderr
+    figures = orjson.loads(done.stdout)
+    assert figures["input_bytes"] >= 200_000_000
+    assert figures["status"] == (1 if command == "check" else 0), figures["stderr"]
+    assert figures["peak_rss_bytes"] < 100 * 1024 * 1024, figures

@@ -48,15 +48,24 @@ def one_pass(contender: Contender, lines: Sequence[Any]) -> float:
 
 
 def interleaved(
-    contenders: dict[str, Contender], lines: Sequence[bytes], rounds: int = 15
+    contenders: dict[str, Contender], lines: Sequence[bytes], rounds: int = 15,
+    after_pass: Callable[[], object] | None = None,
 ) -> list[Timing]:
-    """The median pass of each contender over ``lines``, measured in interleaved rounds."""
+    """The median pass of each contender over ``lines``, measured in interleaved rounds.
+
+    ``after_pass`` is called after every pass, warm-up included (``(rounds + 1) *
+    len(contenders)`` calls), between the timed regions: a progress bar costs no timing.
+    """
     passes: dict[str, list[float]] = {name: [] for name in contenders}
     for contender in contenders.values():  # warm caches and freelists once
         one_pass(contender, lines)
+        if after_pass is not None:
+            after_pass()
     for _ in range(rounds):
         for name, contender in contenders.items():
             passes[name].append(one_pass(contender, lines))
+            if after_pass is not None:
+                after_pass()
     size = sum(map(len, lines))
     return [
         Timing(name, statistics.median(times), len(lines), size)

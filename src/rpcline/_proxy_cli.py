@@ -7,6 +7,8 @@ import signal
 import sys
 from typing import Any
 
+from rpcline._cli_shared import Outcome, seconds
+
 DESCRIPTION = """\
 Start COMMAND (a stdio JSON-RPC / MCP server) and relay newline-delimited JSON-RPC
 between this process's stdin/stdout (the client) and the server's, byte for byte.
@@ -39,14 +41,16 @@ def add_parser(commands: Any, positive: Any) -> None:
     proxy.add_argument("--record", metavar="PREFIX",
                        help="write PREFIX.client.jsonl and PREFIX.server.jsonl: every byte "
                             "each side sent")
-    proxy.add_argument("--drain-timeout", type=float, default=10.0, metavar="S",
+    proxy.add_argument("--drain-timeout", type=seconds, default=10.0, metavar="S",
                        help="after the client's EOF, seconds to wait for pending answers "
                             "(default: %(default)s)")
-    proxy.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG...]")
+    proxy.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG...]",
+                       help="the server to start and its arguments, after --")
     proxy.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, outcome: Outcome) -> int:
+    del outcome  # the proxy's status is its server's
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         print("rpcline proxy: no server command (rpcline proxy -- COMMAND [ARG...])",

@@ -19,7 +19,8 @@ from __future__ import annotations
 import argparse
 import base64
 import random
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
@@ -32,6 +33,7 @@ __all__ = (
     "Kind",
     "generate",
     "generate_labelled",
+    "iter_labelled",
     "write_jsonl",
 )
 
@@ -54,6 +56,7 @@ RequestId: TypeAlias = int | str
 _BAD_LINE_GAP: Final = 33
 _LARGE_GAP: Final = 500
 _KIB: Final = 1024
+_NEVER: Final = 1 << 62  # a countdown that does not end
 
 _PROTOCOL: Final = "2025-06-18"
 _CLIENTS: Final = (("orbit-cli", "0.9.3"), ("quill-ide", "1.42.0"), ("harbor-agent", "3.1.0"))
@@ -116,17 +119,44 @@ def generate(count: int, seed: int = DEFAULT_SEED) -> list[bytes]:
 
 def generate_labelled(count: int, seed: int = DEFAULT_SEED) -> list[Labelled]:
     """Like ``generate``, each line paired with the kind it was generated as."""
+    return list(iter_labelled(count, seed))
+
+
+def iter_labelled(
+    count: int, seed: int = DEFAULT_SEED, bad_fraction: float | None = None
+) -> Iterator[Labelled]:
+    """``generate_labelled`` one line at a time: constant memory whatever ``count`` is.
+
+    ``bad_fraction`` None keeps the corpus's own schedule (about 3%, the same lines as
+    ``generate``); a number from 0 to 1 makes each line, independently, a bad one with
+    that probability instead, so the share of bad lines is that number on average.
+    """
     if count < 0:
         raise ValueError(f"count must be >= 0, not {count}")
+    if bad_fraction is not None and not 0.0 <= bad_fraction <= 1.0:
+        raise ValueError(f"bad_fraction must be from 0 to 1, not {bad_fraction}")
     s = _Stream(random.Random(seed))
     s.next_bad_line = _gap(s.rng, _BAD_LINE_GAP)
     s.next_large = _gap(s.rng, _LARGE_GAP)
-    out: list[Labelled] = []
-    while len(out) < count:
-        lines = _next_lines(s)
-        s.emitted += len(lines)
-        out.extend(lines)
-    return out[:count]
+    if bad_fraction is None:
+        produced = 0
+        while produced < count:
+            lines = _next_lines(s)
+            s.emitted += len(lines)
+            yield from lines[: count - produced]
+            produced += len(lines)
+        return
+    s.next_bad_line = _NEVER  # the draw below decides instead
+    pending: deque[Labelled] = deque()
+    for _ in range(count):
+        if s.rng.random() < bad_fraction:
+            yield _bad_line(s)
+            continue
+        if not pending:
+            lines = _next_lines(s)
+            s.emitted += len(lines)
+            pending.extend(lines)
+        yield pending.popleft()
 
 
 def write_jsonl(path: str | Path, count: int = DEFAULT_SIZE, seed: int = DEFAULT_SEED) -> None:

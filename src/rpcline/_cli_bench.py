@@ -1,0 +1,166 @@
+"""``rpcline bench`` and ``rpcline sample``: the generated corpus, measured or written out."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import orjson
+
+import rpcline
+from rpcline import _message_py, corpus
+from rpcline._bench import Timing, interleaved
+from rpcline._cli_inputs import STDIN, Source, hint_once, progress_bar, sources
+from rpcline._cli_shared import (
+    HelpFormatter,
+    Outcome,
+    epilog,
+    fraction,
+    integer,
+    positive_int,
+)
+
+DEFAULT_ROUNDS = 15
+DEFAULT_SAMPLE_COUNT = 1000
+
+BENCH_DESCRIPTION = """\
+Measure rpcline.parse and rpcline.route against a bare orjson.loads on the same lines,
+in interleaved rounds from one Python loop, and print the median pass of each. FILE is
+loaded whole first (blank lines dropped). On a terminal, a progress bar on stderr
+follows the loading and the rounds (with the progress extra: tqdm)."""
+
+BENCH_STATUS = """\
+0  measured
+2  FILE could not be read or holds no line, or the command line is wrong"""
+
+SAMPLE_DESCRIPTION = """\
+Write N lines of generated MCP traffic to stdout, as they are generated (any N runs in
+constant memory). Some lines are deliberately bad, as a peer must refuse them: log
+output, broken JSON, rule violations. Without --bad-fraction they follow the corpus's own
+schedule, about 3% (one line in 33): the same lines, for the same seed, as the corpus
+`rpcline bench` measures. --bad-fraction F instead makes each line bad with probability
+F. The same N, seed and F always give the same bytes."""
+
+SAMPLE_STATUS = """\
+0  written (also when the reader of stdout left early)
+2  the command line is wrong"""
+
+
+def add_parsers(commands: Any) -> None:
+    """The ``bench`` and ``sample`` subcommands, on the ``rpcline`` command's subparsers."""
+    bench = commands.add_parser(
+        "bench", help="throughput of parse and route against orjson.loads",
+        description=BENCH_DESCRIPTION, formatter_class=HelpFormatter,
+        epilog=epilog(BENCH_STATUS, "rpcline bench                      # the generated corpus",
+                      "rpcline bench --rounds 5 traffic.jsonl --json",
+                      "zcat traffic.jsonl.gz | rpcline bench -"),
+    )
+    bench.add_argument("file", nargs="?", metavar="FILE",
+                       help="a .jsonl file, - for standard input (default: the embedded "
+                            f"generated corpus, {corpus.DEFAULT_SIZE:,} lines)")
+    bench.add_argument("--rounds", type=positive_int, default=DEFAULT_ROUNDS, metavar="N",
+                       help="timed passes of each contender; the median is reported")
+    bench.add_argument("--json", action="store_true",
+                       help="print the figures as one JSON document")
+    bench.set_defaults(run=run_bench)
+
+    sample = commands.add_parser(
+        "sample", help="write N lines of generated MCP traffic, some deliberately bad",
+        description=SAMPLE_DESCRIPTION, formatter_class=HelpFormatter,
+        epilog=epilog(SAMPLE_STATUS,
+                      "rpcline sample 1000 | rpcline check    # exits 1, by design",
+                      "rpcline sample 100000000 --bad-fraction 0 > clean.jsonl"),
+    )
+    sample.add_argument("count", nargs="?", type=positive_int, default=DEFAULT_SAMPLE_COUNT,
+                        metavar="N", help="how many lines")
+    sample.add_argument("--seed", type=integer, default=corpus.DEFAULT_SEED,
+                        help="the random seed: the same seed, the same lines")
+    sample.add_argument("--bad-fraction", type=fraction, default=None, metavar="F",
+                        help="the share of bad lines, from 0 to 1 (default: about 0.03, "
+                             "the corpus's own schedule)")
+    sample.set_defaults(run=run_sample)
+
+
+def run_sample(args: argparse.Namespace, outcome: Outcome) -> int:
+    write = sys.stdout.buffer.write
+    for _, line in corpus.iter_labelled(args.count, args.seed, args.bad_fraction):
+        write(line + b"\n")
+    return outcome.exit_status()
+
+
+def run_bench(args: argparse.Namespace, outcome: Outcome) -> int:
+    if args.file is None:
+        lines = corpus.generate(corpus.DEFAULT_SIZE, corpus.DEFAULT_SEED)
+        source = f"generated corpus (seed {corpus.DEFAULT_SEED})"
+    else:
+        lines = []
+        for opened in sources([args.file], outcome, show_progress=False):  # _load's bar
+            lines = _load(opened)
+        if outcome.unreadable:
+            return outcome.exit_status()  # stderr said why
+        source = "<stdin>" if args.file == STDIN else args.file
+    if not lines:
+        print(f"rpcline: nothing to measure: {source} has no lines", file=sys.stderr)
+        return 2
+    contenders = {
+        "orjson.loads": orjson.loads,
+        f"rpcline.parse ({rpcline.IMPLEMENTATION})": rpcline.parse,
+        f"rpcline.route ({rpcline.IMPLEMENTATION})": rpcline.route,  # no params/result decoded
+    }
+    if rpcline.IMPLEMENTATION != "python":
+        contenders["rpcline.parse (python twin)"] = _message_py.parse
+    passes = (args.rounds + 1) * len(contenders)  # one warm-up round, then the timed ones
+    with progress_bar(passes, "measuring", unit="pass") as bar:
+        timings = interleaved(contenders, lines, args.rounds,
+                              after_pass=None if bar is None else bar.update)
+    if args.json:
+        sys.stdout.buffer.write(orjson.dumps(_document(source, lines, args.rounds, timings))
+                                + b"\n")
+    else:
+        _print_table(source, lines, args.rounds, timings)
+    return outcome.exit_status()
+
+
+def _load(source: Source) -> list[bytes]:
+    """The non-blank lines of ``source``, read with a progress bar on a terminal."""
+    lines: list[bytes] = []
+    parts: list[bytes] = []
+    size = source.size()
+    with progress_bar(size, f"loading {source.name}") as bar:
+        if bar is None:
+            hint_once(size)
+        source.bar = bar
+        for chunk in source.chunks():  # pieces of at most 64 KiB: join a long line's
+            parts.append(chunk)
+            if chunk.endswith(b"\n"):
+                line = b"".join(parts).rstrip(b"\r\n")
+                parts.clear()
+                if line.strip():
+                    lines.append(line)
+        if parts and (line := b"".join(parts)).strip():
+            lines.append(line)
+    return lines
+
+
+def _document(source: str, lines: list[bytes], rounds: int,
+              timings: list[Timing]) -> dict[str, object]:
+    floor = timings[0].seconds_per_pass
+    rows = [{"contender": t.name, "ns_per_message": t.ns_per_message,
+             "messages_per_second": t.messages_per_second,
+             "megabytes_per_second": t.megabytes_per_second,
+             "ratio_to_orjson": t.seconds_per_pass / floor} for t in timings]
+    return {"source": source, "messages": len(lines), "rounds": rounds, "contenders": rows}
+
+
+def _print_table(source: str, lines: list[bytes], rounds: int, timings: list[Timing]) -> None:
+    floor = timings[0].seconds_per_pass
+    size = sum(map(len, lines))
+    print(f"{source}: {len(lines):,} messages, {size:,} bytes, "
+          f"median of {rounds} interleaved rounds\n")
+    width = max(len(t.name) for t in timings)
+    print(f"{'contender':<{width}}  {'messages/s':>12}  {'MB/s':>8}  {'ns/message':>10}  ratio")
+    for t in timings:
+        print(f"{t.name:<{width}}  {t.messages_per_second:>12,.0f}  "
+              f"{t.megabytes_per_second:>8,.1f}  {t.ns_per_message:>10,.0f}  "
+              f"{t.seconds_per_pass / floor:.2f}x")

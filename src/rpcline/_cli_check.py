@@ -1,0 +1,253 @@
+"""``rpcline check`` and ``rpcline classify``: every message of captured traffic, classified.
+
+Both run in constant memory whatever the input's size: check keeps counters and the first
+``--max-errors`` refusals only, classify writes each line's verdict as soon as it has it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from typing import Any
+
+import orjson
+
+import rpcline
+from rpcline._cli_inputs import Terminal, sources
+from rpcline._cli_shared import (
+    HelpFormatter,
+    Outcome,
+    epilog,
+    non_negative_int,
+    positive_int,
+)
+
+DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_ERRORS = 100
+TOP_METHODS = 10
+# Distinct method names counted one by one; past this many, hostile input (a new name on
+# every line) would grow the counter without bound, so the rest share one bucket.
+MAX_METHOD_NAMES = 10_000
+OTHER_METHODS = "(other methods)"
+KINDS = ("request", "notification", "response", "refused")
+
+CHECK_DESCRIPTION = """\
+Classify every line of FILE (JSON-RPC 2.0 / MCP traffic, one message a line) and report
+the lines a peer must refuse, each with the error response a server would send, then a
+summary: messages by kind, refusals by error code, the most frequent methods. Line
+numbers are physical lines, blank lines counted. Memory stays constant: only the first
+--max-errors refusals are listed; the summary counts them all."""
+
+CHECK_STATUS = """\
+0  nothing was refused
+1  at least one line was refused (also when the reader of stdout left early)
+2  a file could not be read (reported on stderr, skipped; the others are checked and
+   summarised), or the command line is wrong"""
+
+CLASSIFY_DESCRIPTION = """\
+Write one compact JSON object per message in FILE, as soon as it is read: "line" (the
+physical line, per file), "kind" (request, notification, response, refused), "id",
+"method"; error responses add "error": true and their "code"; refusals add "code",
+"message" and "reason". With several files, each object names its "file"."""
+
+CLASSIFY_STATUS = """\
+0  every file was read (refused lines are output, not failures: use check for a verdict)
+2  a file could not be read (reported on stderr, skipped), or the command line is wrong"""
+
+
+def add_parsers(commands: Any) -> None:
+    """The ``check`` and ``classify`` subcommands, on the ``rpcline`` command's subparsers."""
+    check = commands.add_parser(
+        "check", help="report refused lines and a summary; exit 1 if any line is refused",
+        description=CHECK_DESCRIPTION, formatter_class=HelpFormatter,
+        epilog=epilog(CHECK_STATUS, "rpcline sample 1000 | rpcline check   # exits 1: ~3% bad",
+                      "rpcline check --json session.jsonl | jq .kinds",
+                      "rpcline check --jsonl big.jsonl | head -5"),
+    )
+    _add_files(check)
+    output = check.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true",
+                        help="print the report as one compact JSON document: the counters, "
+                             '"refused" (the listed refusals) and "truncated" (how many '
+                             "more there were)")
+    output.add_argument("--jsonl", action="store_true",
+                        help="print each refusal as one JSON object as soon as it is found "
+                             "(every one, whatever --max-errors says), and no summary")
+    check.add_argument("--max-errors", type=non_negative_int, default=DEFAULT_MAX_ERRORS,
+                       metavar="N", help="list the first N refusals; count the rest")
+    check.add_argument("-q", "--quiet", action="store_true",
+                       help="list no refusal, print only the summary (as --max-errors 0)")
+    _add_max_line_bytes(check)
+    check.set_defaults(run=run_check, parser=check)
+
+    classify = commands.add_parser(
+        "classify", help="one JSON line out per message in",
+        description=CLASSIFY_DESCRIPTION, formatter_class=HelpFormatter,
+        epilog=epilog(CLASSIFY_STATUS, "rpcline classify session.jsonl | jq -c 'select(.error)'",
+                      "rpcline classify -q a.jsonl b.jsonl > messages.jsonl"),
+    )
+    _add_files(classify)
+    classify.add_argument("-q", "--quiet", action="store_true",
+                          help="leave refused lines out: output only requests, "
+                               "notifications and responses")
+    _add_max_line_bytes(classify)
+    classify.set_defaults(run=run_classify)
+
+
+def _add_files(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="*", metavar="FILE",
+                        help="files to read in turn; - is standard input "
+                             "(default: standard input)")
+
+
+def _add_max_line_bytes(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--max-line-bytes", type=positive_int, default=DEFAULT_MAX_LINE_BYTES,
+                        metavar="N", help="a longer line is refused as a parse error "
+                                          "without being held in memory")
+
+
+def describe(number: int, message: rpcline.Incoming) -> dict[str, object]:
+    """One message as the JSON object ``classify`` prints."""
+    match message:
+        case rpcline.Request(id, method, _):
+            return {"line": number, "kind": "request", "id": id, "method": method}
+        case rpcline.Notification(method, _):
+            return {"line": number, "kind": "notification", "method": method}
+        case rpcline.ClientResponse(id, body):
+            row: dict[str, object] = {"line": number, "kind": "response", "id": id}
+            if "error" in body:
+                row["error"] = True
+                row["code"] = _error_code(body["error"])
+            return row
+        case rpcline.Refused(id, error):
+            return {"line": number, "kind": "refused", "id": id, "code": error.code,
+                    "message": error.message, "reason": error.reason}
+    raise TypeError(f"not a result of parse: {message!r}")
+
+
+def _error_code(error: object) -> int | None:
+    # parse checks the envelope only: a response's error member may be any JSON value.
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if type(code) is int else None
+
+
+def run_classify(args: argparse.Namespace, outcome: Outcome) -> int:
+    terminal = Terminal.current
+    several = len(args.files) > 1
+    for source in sources(args.files, outcome):
+        for number, message in source.messages(args.max_line_bytes):
+            if args.quiet and isinstance(message, rpcline.Refused):
+                continue
+            row = describe(number, message)
+            if several:
+                row = {"file": source.name, **row}
+            terminal.line(orjson.dumps(row))
+    return outcome.exit_status()
+
+
+class CheckReport:
+    """Counters over every message, and the first ``listed`` refusals in full."""
+
+    def __init__(self, listed: int) -> None:
+        self.kinds: Counter[str] = Counter()
+        self.codes: Counter[str] = Counter()
+        self.methods: Counter[str] = Counter()
+        self.listed = listed
+        self.refused: list[dict[str, object]] = []
+        self.truncated = 0  # refusals seen but not listed
+        self.unreadable: list[str] = []  # files skipped (stderr named them already)
+
+    def count(self, message: rpcline.Incoming) -> None:
+        match message:
+            case rpcline.Request(_, method, _) | rpcline.Notification(method, _):
+                self.kinds["request" if type(message) is rpcline.Request
+                           else "notification"] += 1
+                if method in self.methods or len(self.methods) < MAX_METHOD_NAMES:
+                    self.methods[method] += 1
+                else:
+                    self.methods[OTHER_METHODS] += 1
+            case rpcline.ClientResponse():
+                self.kinds["response"] += 1
+            case rpcline.Refused(_, error):
+                self.kinds["refused"] += 1
+                self.codes[f"{error.code} {error.message}"] += 1
+
+    def keep(self, row: dict[str, object]) -> bool:
+        """Keep ``row`` for the report if there is room; count it as truncated if not."""
+        if len(self.refused) < self.listed:
+            self.refused.append(row)
+            return True
+        self.truncated += 1
+        return False
+
+    def document(self) -> dict[str, object]:
+        return {"messages": sum(self.kinds.values()),
+                "kinds": {kind: self.kinds[kind] for kind in KINDS},
+                "refusals_by_code": dict(self.codes),
+                "top_methods": dict(self.methods.most_common(TOP_METHODS)),
+                "refused": self.refused, "truncated": self.truncated,
+                "unreadable": self.unreadable}
+
+
+def refusal_row(name: str, number: int, message: rpcline.Refused) -> dict[str, object]:
+    """A refusal as check reports it: where, why, and the error response to send."""
+    return {"file": name, **describe(number, message),
+            "response": orjson.loads(rpcline.error_response(message))}
+
+
+def run_check(args: argparse.Namespace, outcome: Outcome) -> int:
+    if args.quiet and args.jsonl:
+        args.parser.error("--quiet lists no refusal, --jsonl only refusals: choose one")
+    terminal = Terminal.current
+    report = CheckReport(0 if args.quiet else args.max_errors)
+    text = not (args.json or args.jsonl)
+    for source in sources(args.files, outcome, sniff_binary=True):
+        for number, message in source.messages(args.max_line_bytes):
+            report.count(message)
+            if not isinstance(message, rpcline.Refused):
+                continue
+            outcome.refused = True
+            row = refusal_row(source.name, number, message)
+            if args.jsonl:
+                terminal.line(orjson.dumps(row))
+            elif report.keep(row) and text:
+                _print_refusal(terminal, row)
+    report.unreadable = outcome.unreadable
+    if args.json:
+        terminal.line(orjson.dumps(report.document()))
+    elif text:
+        _print_summary(terminal, report, args.max_errors)
+    return outcome.exit_status()
+
+
+def _print_refusal(terminal: Terminal, row: dict[str, Any]) -> None:
+    terminal.line(f"{row['file']}:{row['line']}: {row['code']} {row['message']}: "
+                  f"{row['reason']}".encode())
+    terminal.line(b"    answer: " + orjson.dumps(row["response"]))
+
+
+def _print_summary(terminal: Terminal, report: CheckReport, max_errors: int) -> None:
+    kinds = [(kind, report.kinds[kind]) for kind in KINDS]
+    lines = [_table("messages", [*kinds, ("total", sum(report.kinds.values()))])]
+    if report.codes:
+        lines.append(_table("refusals by code", report.codes.most_common()))
+    if report.methods:
+        lines.append(_table("top methods", report.methods.most_common(TOP_METHODS)))
+    if report.truncated and report.listed:
+        lines.append(f"\n{report.truncated:,} more refused lines not listed "
+                     f"(--max-errors {max_errors})")
+    if report.unreadable:
+        count = len(report.unreadable)
+        lines.append(f"\n{count} file{'s' if count > 1 else ''} not read (see stderr)")
+    for line in "\n".join(lines).splitlines():
+        terminal.line(line.encode())
+
+
+def _table(title: str, rows: list[tuple[str, int]]) -> str:
+    width = max(len(label) for label, _ in rows)
+    counts = [f"{count:,}" for _, count in rows]
+    count_width = max(map(len, counts))
+    lines = [f"\n{title}"] + [
+        f"  {label:<{width}}  {count:>{count_width}}" for (label, _), count in zip(rows, counts)
+    ]
+    return "\n".join(lines)
