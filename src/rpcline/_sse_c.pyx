@@ -12,7 +12,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from cpython.memoryview cimport PyMemoryView_FromMemory
 from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.string cimport memchr, memcmp, memcpy
+from libc.string cimport memchr, memcmp, memcpy, memmove
 
 from rpcline._message_c cimport ParseError, Refused, _parse_decodable
 from rpcline._message_c import parse
@@ -232,7 +232,7 @@ cdef class EventStreamParser:
         """One complete line, ``buf[start:end]``; ``in_chunk``: it lies in the caller's chunk."""
         if start == end:
             return self._dispatch(events)
-        if buf[start] == b":":  # a comment
+        if buf[start] == b":":  # a comment (its empty name is no field anyway: a shortcut)
             return 0
         cdef const char* name = buf + start
         cdef const char* colon = <const char*>memchr(name, ord(":"), end - start)
@@ -338,7 +338,13 @@ cdef class EventStreamParser:
             self._grow(&self._line, data + start, max(room, 0))
             value = _data_value(self._line.bytes, self._line.size)
             try:
-                events.append(self._too_long(self._line.bytes + value, self._line.size - value))
+                if not self._data.size:  # the line's value is all the data: moved in place
+                    self._line, self._data = self._data, self._line
+                    memmove(self._data.bytes, self._data.bytes + value, self._data.size - value)
+                    self._data.size -= value
+                    events.append(self._too_long(NULL, 0))
+                else:
+                    events.append(self._too_long(self._line.bytes + value, self._line.size - value))
             finally:
                 _drop(&self._line)
             self._in_line = True

@@ -191,7 +191,7 @@ class EventStreamParser:
         if start == end:
             self._dispatch(events, buf)
             return
-        if buf[start] == 0x3A:  # ":" a comment
+        if buf[start] == 0x3A:  # ":" a comment (its empty name is no field anyway: a shortcut)
             return
         colon = buf.find(b":", start, end)
         if colon < 0:
@@ -264,13 +264,19 @@ class EventStreamParser:
         if len(data) - start > room:
             # Only up to the limit is kept, for the refusal's id; then the line goes.
             self._line += memoryview(data)[start : start + max(room, 0)]
-            events.append(self._too_long(_data_value(self._line)))
+            value = _data_value(self._line)
+            if not self._data:  # the line's value is all the data: moved in place, not copied
+                self._data, self._line = self._line, self._data
+                del self._data[:value]
+                events.append(self._too_long(b""))
+            else:
+                events.append(self._too_long(self._line[value:]))
             self._line.clear()
             self._in_line = True
         else:
             self._line += memoryview(data)[start:]
 
-    def _too_long(self, value: bytes | memoryview) -> Event:
+    def _too_long(self, value: bytes | bytearray | memoryview) -> Event:
         """The refusal of the event the data ``value`` takes past the limit.
 
         The data buffer is topped up to the limit and scanned for an id, then dropped, so
@@ -289,11 +295,11 @@ class EventStreamParser:
         return _new(Event, (self._event or "message", self._id, self._retry, message))
 
 
-def _data_value(line: bytes | bytearray) -> bytes | bytearray:
-    """The value of an unfinished ``data`` line, or b"" for any other field."""
+def _data_value(line: bytearray) -> int:
+    """Where the value of an unfinished ``data`` line starts, or its size for any other field."""
     if line.startswith(b"data:"):
-        return line[6:] if line[5:6] == b" " else line[5:]
-    return b""
+        return 6 if line[5:6] == b" " else 5
+    return len(line)
 
 
 def _text(value: bytes) -> str:
