@@ -25,7 +25,7 @@ anyio = pytest.importorskip("anyio", reason="anyio comes with the MCP SDK")
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.server.mcpserver import MCPServer  # noqa: E402
-from mcp.server.streamable_http import EventMessage, EventStore  # noqa: E402
+from mcp.server.streamable_http import EventStore  # noqa: E402
 
 import rpcline  # noqa: E402
 from rpcline import sse  # noqa: E402

@@ -17,9 +17,12 @@ from libc.string cimport memchr, memcmp, memcpy, memmove
 from rpcline._message_c cimport ParseError, Refused, _parse_decodable
 from rpcline._message_c import parse
 from rpcline._route_c cimport _prefix_id, _refusal
-from rpcline._route_c import route
+from rpcline._route_c import Route, route
 
 from rpcline._sse_py import DATA_PREFIX, DEFAULT_MAX_EVENT_BYTES, EVENT_TOO_LONG, encode
+
+cdef extern from "Python.h":
+    void PyObject_GC_UnTrack(void* op)
 
 cdef const char* BOM = b"\xef\xbb\xbf"
 cdef Py_ssize_t _PREFIX = len(DATA_PREFIX)
@@ -38,8 +41,8 @@ cdef struct Buffer:
     Py_ssize_t capacity
 
 
+# No freelist: as for Route, its inlined memset costs more than the allocator saves.
 @cython.final
-@cython.freelist(64)
 cdef class Event:
     """One dispatched event: its type, the stream's last event id and reconnection time
     when it was dispatched, and ``classify``'s result for its data (``None`` when the data
@@ -95,7 +98,7 @@ cdef class EventStreamParser:
     cdef Py_ssize_t _span_start
     cdef Py_ssize_t _span_end
     cdef bint _has_span
-    cdef str _event  # the event type buffer; "" dispatches as "message"
+    cdef str _event  # the type to dispatch: WHATWG's type buffer, "message" when it is empty
     cdef str _id  # the last event id buffer
     cdef object _retry  # the reconnection time, once a retry field set it
     cdef Py_ssize_t _limit
@@ -121,7 +124,7 @@ cdef class EventStreamParser:
         self._data = Buffer(NULL, 0, 0)
         self._chunk = NULL
         self._has_span = False
-        self._event = ""
+        self._event = "message"
         self._id = ""
         self._retry = None
         self._discarding = self._in_line = self._after_cr = self._closed = False
@@ -181,19 +184,26 @@ cdef class EventStreamParser:
         cdef list events = []
         cdef Py_ssize_t start = 0
         cdef Py_ssize_t end
-        cdef const char* lf
-        cdef const char* cr
+        # The next LF and the next CR, each looked for again only once passed (-2: not yet,
+        # -1: none left), so a stream without CR costs one scan for it per chunk.
+        cdef Py_ssize_t lf = -2
+        cdef Py_ssize_t cr = -2
         if self._after_cr:
             self._after_cr = False
             start = 1 if data[0] == b"\n" else 0
         self._chunk = data
-        # The next LF and the next CR, each found again only once passed: a stream without
-        # CR costs one scan for it per chunk.
-        lf = <const char*>memchr(data + start, ord("\n"), size - start)
-        cr = <const char*>memchr(data + start, ord("\r"), size - start)
         try:
-            while lf is not NULL or cr is not NULL:
-                end = (lf if cr is NULL or (lf is not NULL and lf < cr) else cr) - data
+            while True:
+                if start < size and (data[start] == b"\n" or data[start] == b"\r"):
+                    end = start  # a blank line (one an event) needs no scan
+                else:
+                    if -1 != lf < start:
+                        lf = _find(data, start, size, b"\n")
+                    if -1 != cr < start:
+                        cr = _find(data, start, size, b"\r")
+                    if lf == -1 and cr == -1:
+                        break
+                    end = lf if cr == -1 or (lf != -1 and lf < cr) else cr
                 if self._discarding:
                     self._skip(end > start)
                 elif self._line.size:
@@ -210,10 +220,6 @@ cdef class EventStreamParser:
                         self._after_cr = True
                     elif data[start] == b"\n":
                         start += 1
-                if lf is not NULL and lf < data + start:
-                    lf = <const char*>memchr(data + start, ord("\n"), size - start)
-                if cr is not NULL and cr < data + start:
-                    cr = <const char*>memchr(data + start, ord("\r"), size - start)
             self._keep(events, data, start, size)
         finally:
             self._has_span = False
@@ -224,7 +230,7 @@ cdef class EventStreamParser:
         """A line of an over-long event ends; a blank one ends the event, undispatched."""
         if not (has_bytes or self._in_line):
             self._discarding = False
-            self._event = ""
+            self._event = "message"
         self._in_line = False
 
     cdef int _field(self, list events, const char* buf, Py_ssize_t start, Py_ssize_t end,
@@ -247,7 +253,7 @@ cdef class EventStreamParser:
         if name_size == 4 and memcmp(name, b"data", 4) == 0:
             return self._add_data(events, buf, value_start, end, in_chunk)
         if name_size == 5 and memcmp(name, b"event", 5) == 0:
-            self._event = _text(buf + value_start, size)
+            self._event = _event_type(buf + value_start, size)
         elif name_size == 2 and memcmp(name, b"id", 2) == 0:
             if memchr(buf + value_start, 0, size) is NULL:
                 self._id = _text(buf + value_start, size)
@@ -296,13 +302,16 @@ cdef class EventStreamParser:
             finally:
                 _drop(&self._data)
         else:  # no data line: WHATWG dispatches nothing (the id is kept all the same)
-            self._event = ""
+            self._event = "message"
             return 0
         event = Event.__new__(Event)
-        event.event = self._event or "message"
-        event.id, event.retry, event.message = self._id, self._retry, message
+        event.event, event.id, event.retry, event.message = self._event, self._id, self._retry, message
+        if message is None or type(message) is Route:
+            # Nothing a Route holds can refer back to the event, so the collector need not
+            # visit it (a collection per 700 events otherwise); parse's results hold dicts.
+            PyObject_GC_UnTrack(<void*>event)
         events.append(event)
-        self._event = ""
+        self._event = "message"
         return 0
 
     cdef object _classify_data(self, const char* data, Py_ssize_t size):
@@ -374,8 +383,7 @@ cdef class EventStreamParser:
             refused.id, refused.error = id, error
             message = refused
         cdef Event event = Event.__new__(Event)
-        event.event = self._event or "message"
-        event.id, event.retry, event.message = self._id, self._retry, message
+        event.event, event.id, event.retry, event.message = self._event, self._id, self._retry, message
         return event
 
     cdef int _grow(self, Buffer* buffer, const char* data, Py_ssize_t size) except -1:
@@ -395,6 +403,13 @@ cdef class EventStreamParser:
             memcpy(buffer.bytes + buffer.size, data, size)
             buffer.size = needed
         return 0
+
+
+cdef inline Py_ssize_t _find(const char* data, Py_ssize_t start, Py_ssize_t size,
+                             char byte) noexcept:
+    """The offset of the next ``byte`` from ``start`` on, or -1."""
+    cdef const char* found = <const char*>memchr(data + start, byte, size - start)
+    return -1 if found is NULL else found - data
 
 
 cdef void _drop(Buffer* buffer) noexcept:
@@ -422,10 +437,15 @@ cdef bint _digits(const char* value, Py_ssize_t size) noexcept:
     return size > 0
 
 
-cdef str _text(const char* value, Py_ssize_t size):
-    # The stream is UTF-8 decoded with replacement (WHATWG); "message" is the common type.
-    if size == 7 and memcmp(value, b"message", 7) == 0:
+cdef str _event_type(const char* value, Py_ssize_t size):
+    """The type an event field sets: an empty one dispatches as "message", the common type."""
+    if size == 0 or (size == 7 and memcmp(value, b"message", 7) == 0):
         return "message"
+    return _text(value, size)
+
+
+cdef str _text(const char* value, Py_ssize_t size):
+    # The stream is UTF-8 decoded with replacement (WHATWG).
     return PyUnicode_DecodeUTF8(value, size, "replace")
 
 

@@ -103,7 +103,7 @@ class EventStreamParser:
         # (start, end) of the event's only data value when it lies in the current chunk:
         # it reaches classify as one slice, never joined (see _dispatch).
         self._span: tuple[int, int] | None = None
-        self._event = ""  # the event type buffer; "" dispatches as "message"
+        self._event = "message"  # the type to dispatch: WHATWG's type buffer, or "message"
         self._id = ""  # the last event id buffer (WHATWG's initial value is "")
         self._retry: int | None = None  # the reconnection time, once a retry field set it
         self._discarding = False  # inside an over-long event, dropping it up to its blank line
@@ -183,7 +183,7 @@ class EventStreamParser:
         """A line of an over-long event ends; a blank one ends the event, undispatched."""
         if not (has_bytes or self._in_line):
             self._discarding = False
-            self._event = ""
+            self._event = "message"
         self._in_line = False
 
     def _field(self, events: list[Event], buf: bytes, start: int, end: int, in_chunk: bool) -> None:
@@ -203,7 +203,7 @@ class EventStreamParser:
         if name == b"data":
             self._add_data(events, buf, value_start, end, in_chunk)
         elif name == b"event":
-            self._event = _text(buf[value_start:end])
+            self._event = _event_type(buf[value_start:end])
         elif name == b"id":
             if buf.find(b"\0", value_start, end) < 0:
                 self._id = _text(buf[value_start:end])
@@ -247,12 +247,12 @@ class EventStreamParser:
             data = bytes(self._data[:-1])
             self._data.clear()
         else:  # no data line: WHATWG dispatches nothing (the id is kept all the same)
-            self._event = ""
+            self._event = "message"
             return
         # The opening brace is checked first: strip() builds a new object for every event.
         message = self._classify(data) if data[:1] == b"{" or data.strip(_JSON_SPACE) else None
-        events.append(_new(Event, (self._event or "message", self._id, self._retry, message)))
-        self._event = ""
+        events.append(_new(Event, (self._event, self._id, self._retry, message)))
+        self._event = "message"
 
     def _keep(self, events: list[Event], data: bytes, start: int) -> None:
         """The chunk ends inside a line (or at a line end): keep what the event needs."""
@@ -292,7 +292,7 @@ class EventStreamParser:
             message: Any = _route_py.refusal(error, id)
         else:
             message = Refused(id, error)
-        return _new(Event, (self._event or "message", self._id, self._retry, message))
+        return _new(Event, (self._event, self._id, self._retry, message))
 
 
 def _data_value(line: bytearray) -> int:
@@ -302,9 +302,14 @@ def _data_value(line: bytearray) -> int:
     return len(line)
 
 
+def _event_type(value: bytes) -> str:
+    """The type an event field sets: an empty one dispatches as "message", the common type."""
+    return "message" if value in (b"", b"message") else _text(value)
+
+
 def _text(value: bytes) -> str:
-    # The stream is UTF-8 decoded with replacement (WHATWG); "message" is the common type.
-    return "message" if value == b"message" else value.decode("utf-8", "replace")
+    # The stream is UTF-8 decoded with replacement (WHATWG).
+    return value.decode("utf-8", "replace")
 
 
 def encode(
