@@ -291,7 +291,6 @@ cdef class EventStreamParser:
         return 0
 
     cdef int _dispatch(self, list events) except -1:
-        cdef Event event
         if self._has_span:
             self._has_span = False
             message = self._classify_data(self._chunk + self._span_start,
@@ -304,15 +303,20 @@ cdef class EventStreamParser:
         else:  # no data line: WHATWG dispatches nothing (the id is kept all the same)
             self._event = "message"
             return 0
-        event = Event.__new__(Event)
-        event.event, event.id, event.retry, event.message = self._event, self._id, self._retry, message
+        events.append(self._event_of(message))
+        self._event = "message"
+        return 0
+
+    cdef Event _event_of(self, object message):
+        """An event of ``message`` with the stream's state as it stands."""
+        cdef Event event = Event.__new__(Event)
+        event.event, event.id, event.retry = self._event, self._id, self._retry
+        event.message = message
         if message is None or type(message) is Route:
             # Nothing a Route holds can refer back to the event, so the collector need not
             # visit it (a collection per 700 events otherwise); parse's results hold dicts.
             PyObject_GC_UnTrack(<void*>event)
-        events.append(event)
-        self._event = "message"
-        return 0
+        return event
 
     cdef object _classify_data(self, const char* data, Py_ssize_t size):
         """classify(data), or None when the data holds only JSON whitespace."""
@@ -382,9 +386,7 @@ cdef class EventStreamParser:
             refused = Refused.__new__(Refused)
             refused.id, refused.error = id, error
             message = refused
-        cdef Event event = Event.__new__(Event)
-        event.event, event.id, event.retry, event.message = self._event, self._id, self._retry, message
-        return event
+        return self._event_of(message)
 
     cdef int _grow(self, Buffer* buffer, const char* data, Py_ssize_t size) except -1:
         """Append to a buffer, always allocated afterwards; its size stays within the limit

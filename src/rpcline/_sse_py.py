@@ -251,8 +251,12 @@ class EventStreamParser:
             return
         # The opening brace is checked first: strip() builds a new object for every event.
         message = self._classify(data) if data[:1] == b"{" or data.strip(_JSON_SPACE) else None
-        events.append(_new(Event, (self._event, self._id, self._retry, message)))
+        events.append(self._event_of(message))
         self._event = "message"
+
+    def _event_of(self, message: Any) -> Event:
+        """An event of ``message`` with the stream's state as it stands."""
+        return _new(Event, (self._event, self._id, self._retry, message))
 
     def _keep(self, events: list[Event], data: bytes, start: int) -> None:
         """The chunk ends inside a line (or at a line end): keep what the event needs."""
@@ -292,7 +296,7 @@ class EventStreamParser:
             message: Any = _route_py.refusal(error, id)
         else:
             message = Refused(id, error)
-        return _new(Event, (self._event, self._id, self._retry, message))
+        return self._event_of(message)
 
 
 def _data_value(line: bytearray) -> int:
