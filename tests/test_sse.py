@@ -283,10 +283,13 @@ def test_a_long_comment_counts_while_it_is_read(sse):
     assert [e.message for e in parser.feed(b"\n\ndata: ok\n\n")] == [b"ok"]
 
 
-@pytest.mark.parametrize("limit", [1024 * 1024])
-def test_memory_stays_within_the_limit_and_a_chunk(sse, limit):
-    chunk = 64 * 1024
-    body = b"data: " + R + b'"id":5,"result":{"text":"' + b"x" * (10 * limit)
+@pytest.mark.parametrize("size", [10 * 1024 * 1024, 1024 * 1024 + 1000],
+                         ids=["runs on for ten limits", "ends in the chunk that passes the limit"])
+def test_memory_stays_within_the_limit_and_a_chunk(sse, size):
+    limit, chunk = 1024 * 1024, 64 * 1024
+    body = b"data: " + R + b'"id":5,"result":{"text":"' + b"x" * size
+    if size < 2 * limit:
+        body += b'"}}\n'  # the line's end arrives with the bytes that take it past the limit
     parser = sse.EventStreamParser(max_event_bytes=limit)
     pieces = [body[start : start + chunk] for start in range(0, len(body), chunk)]
     tracemalloc.start()
@@ -304,6 +307,7 @@ def test_memory_stays_within_the_limit_and_a_chunk(sse, limit):
     (refusal,) = events
     assert refusal.message.id == 5
     assert [e.message.id for e in parser.feed(b'"}}\n\n' + AFTER)] == [8]
+    assert parser.buffered_bytes == 0
 
 
 # --- encode ---------------------------------------------------------------------------------

@@ -271,7 +271,7 @@ cdef class EventStreamParser:
             self._span_end - self._span_start + 1 if self._has_span else 0)
         if held + end - start > self._limit:
             self._flush_span()
-            events.append(self._too_long(buf + start, end - start))
+            events.append(self._too_long(buf, start, end))
             return 0
         if in_chunk and not held:
             self._span_start, self._span_end, self._has_span = start, end, True
@@ -351,13 +351,7 @@ cdef class EventStreamParser:
             self._grow(&self._line, data + start, max(room, 0))
             value = _data_value(self._line.bytes, self._line.size)
             try:
-                if not self._data.size:  # the line's value is all the data: moved in place
-                    self._line, self._data = self._data, self._line
-                    memmove(self._data.bytes, self._data.bytes + value, self._data.size - value)
-                    self._data.size -= value
-                    events.append(self._too_long(NULL, 0))
-                else:
-                    events.append(self._too_long(self._line.bytes + value, self._line.size - value))
+                events.append(self._too_long(self._line.bytes, value, self._line.size))
             finally:
                 _drop(&self._line)
             self._in_line = True
@@ -365,13 +359,20 @@ cdef class EventStreamParser:
             self._grow(&self._line, data + start, size - start)
         return 0
 
-    cdef object _too_long(self, const char* value, Py_ssize_t size):
-        """The refusal of the event the data ``value`` takes past the limit.
+    cdef object _too_long(self, const char* buf, Py_ssize_t start, Py_ssize_t end):
+        """The refusal of the event the data value ``buf[start:end]`` takes past the limit.
 
-        The data buffer is topped up to the limit and scanned for an id, then dropped, so
-        memory stays within the limit.
+        Only the data's first ``max_event_bytes`` bytes are scanned for an id, then dropped:
+        a value in the pending line that is all the data becomes the data buffer in place,
+        anything else tops the data buffer up to the limit; memory stays within the limit.
         """
-        self._grow(&self._data, value, min(size, max(0, self._limit - self._data.size)))
+        end = min(end, start + max(0, self._limit - self._data.size))
+        if buf == self._line.bytes and not self._data.size:
+            self._line, self._data = self._data, self._line
+            memmove(self._data.bytes, self._data.bytes + start, end - start)
+            self._data.size = end - start
+        else:
+            self._grow(&self._data, buf + start, end - start)
         cdef ParseError error = ParseError.__new__(ParseError)
         error.reason = EVENT_TOO_LONG.format(limit=self._limit)
         self._data.bytes[self._data.size] = 0

@@ -164,9 +164,8 @@ class EventStreamParser:
                 self._skip(end > start)
             elif self._line:
                 self._line += memoryview(data)[start:end]
-                line = bytes(self._line)
+                self._field(events, self._line, 0, len(self._line), False)
                 self._line.clear()
-                self._field(events, line, 0, len(line), False)
             else:
                 self._field(events, data, start, end, True)
             start = end + 1
@@ -186,7 +185,9 @@ class EventStreamParser:
             self._event = "message"
         self._in_line = False
 
-    def _field(self, events: list[Event], buf: bytes, start: int, end: int, in_chunk: bool) -> None:
+    def _field(
+        self, events: list[Event], buf: bytes | bytearray, start: int, end: int, in_chunk: bool
+    ) -> None:
         """One complete line, ``buf[start:end]``; ``in_chunk``: it lies in the caller's chunk."""
         if start == end:
             self._dispatch(events, buf)
@@ -216,12 +217,12 @@ class EventStreamParser:
                     pass
 
     def _add_data(
-        self, events: list[Event], buf: bytes, start: int, end: int, in_chunk: bool
+        self, events: list[Event], buf: bytes | bytearray, start: int, end: int, in_chunk: bool
     ) -> None:
         held = len(self._data) + (self._span[1] - self._span[0] + 1 if self._span else 0)
         if held + end - start > self._limit:
             self._flush_span(buf)
-            events.append(self._too_long(memoryview(buf)[start:end]))
+            events.append(self._too_long(buf, start, end))
             return
         if in_chunk and not held:
             self._span = (start, end)
@@ -268,25 +269,26 @@ class EventStreamParser:
         if len(data) - start > room:
             # Only up to the limit is kept, for the refusal's id; then the line goes.
             self._line += memoryview(data)[start : start + max(room, 0)]
-            value = _data_value(self._line)
-            if not self._data:  # the line's value is all the data: moved in place, not copied
-                self._data, self._line = self._line, self._data
-                del self._data[:value]
-                events.append(self._too_long(b""))
-            else:
-                events.append(self._too_long(self._line[value:]))
+            events.append(self._too_long(self._line, _data_value(self._line), len(self._line)))
             self._line.clear()
             self._in_line = True
         else:
             self._line += memoryview(data)[start:]
 
-    def _too_long(self, value: bytes | bytearray | memoryview) -> Event:
-        """The refusal of the event the data ``value`` takes past the limit.
+    def _too_long(self, buf: bytes | bytearray, start: int, end: int) -> Event:
+        """The refusal of the event the data value ``buf[start:end]`` takes past the limit.
 
-        The data buffer is topped up to the limit and scanned for an id, then dropped, so
-        memory stays within the limit.
+        Only the data's first ``max_event_bytes`` bytes are scanned for an id, then dropped:
+        a value in the pending line that is all the data becomes the data buffer in place,
+        anything else tops the data buffer up to the limit; memory stays within the limit.
         """
-        self._data += memoryview(value)[: max(0, self._limit - len(self._data))]
+        end = min(end, start + max(0, self._limit - len(self._data)))
+        if buf is self._line and not self._data:
+            self._data, self._line = self._line, self._data
+            del self._data[end:]
+            del self._data[:start]
+        else:
+            self._data += memoryview(buf)[start:end]
         error = ParseError(EVENT_TOO_LONG.format(limit=self._limit))
         id = _route_py.prefix_id(self._data)
         self._data.clear()
