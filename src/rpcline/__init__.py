@@ -116,6 +116,7 @@ _SUBMODULES: frozenset[str] = frozenset(
         "aio",
         "corpus",
         "proxy",
+        "sse",
     }
 )
 
@@ -123,6 +124,7 @@ if TYPE_CHECKING:  # mypy sees the submodules as attributes, and no __getattr__ 
     from rpcline import aio as aio
     from rpcline import corpus as corpus
     from rpcline import proxy as proxy
+    from rpcline import sse as sse
 else:
 
     def __getattr__(name: str) -> object:

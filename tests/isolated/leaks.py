@@ -172,14 +172,65 @@ def stream_runs(stream):
             "large lines, parse_lines and chunked (n/100)": large_lines}
 
 
+def sse_runs(sse, parse, route):
+    lines = [line for line in LINES.values() if isinstance(line, bytes)]
+    stream = b"".join(b"id: 1\r\nevent: message\r\ndata: " + line + b"\r\n\r\n" for line in lines)
+    chunks = [stream[i:i + 97] for i in range(0, len(stream), 97)]
+    per_stream = len(lines)
+
+    def one_parser(classify):  # n events through one parser, chunks cut mid-line
+        def run(n):
+            parser = sse.EventStreamParser(classify=classify)
+            for _ in range(max(n // per_stream, 1)):
+                for chunk in chunks:
+                    parser.feed(chunk)
+            parser.close()
+        return run
+
+    def parser_per_stream(n):  # n short streams: BOM split, a priming event, one message
+        for _ in range(n // 10):
+            parser = sse.EventStreamParser()
+            parser.feed(b"\xef\xbb")
+            parser.feed(b"\xbfid: 0\r\ndata: \r\n\r\ndata: " + lines[0][:20])
+            parser.feed(lines[0][20:] + b"\r\n\r")
+            parser.close()
+
+    def over_long(n):  # n over-long events, refused and skipped, in a chunk and across two
+        parser = sse.EventStreamParser(max_event_bytes=64)
+        chunk = b'data: {"id":1,"result":"' + b"x" * 100 + b'"}\n\ndata: {"id":2,"r":"' + b"y" * 60
+        for _ in range(n):
+            parser.feed(chunk)
+            parser.feed(b'"}\n\n')
+        parser.close()
+
+    large = b'data: {"jsonrpc":"2.0","id":1,"result":{"t":"' + b"a" * 20_000 + b'"}}\n\n'
+
+    def large_events(n):  # n/100 events past the view size: in place, and grown across chunks
+        for _ in range(n // 100):
+            parser = sse.EventStreamParser()
+            parser.feed(large)
+            for start in range(0, len(large), 8192):
+                parser.feed(large[start:start + 8192])
+            parser.close()
+
+    return {"EventStreamParser, parse": one_parser(parse),
+            "EventStreamParser, route": one_parser(route),
+            "EventStreamParser, one per short stream (n/10)": parser_per_stream,
+            "EventStreamParser, over-long events": over_long,
+            "EventStreamParser, large events (n/100)": large_events}
+
+
 def main() -> int:
     implementation = sys.argv[1]
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000
     suffix = {"cython": "c", "python": "py"}[implementation]
     message = import_module(f"rpcline._message_{suffix}")
     stream = import_module(f"rpcline._stream_{suffix}")
+    sse = import_module(f"rpcline._sse_{suffix}")
+    route = import_module(f"rpcline._route_{suffix}").route
     failed = False
-    for name, run in {**parse_runs(message), **stream_runs(stream)}.items():
+    runs = {**parse_runs(message), **stream_runs(stream), **sse_runs(sse, message.parse, route)}
+    for name, run in runs.items():
         report = measure(name, run, count)
         failed |= bool(report["over"])
         print(json.dumps(report), flush=True)

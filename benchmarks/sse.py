@@ -1,0 +1,209 @@
+"""rpcline.sse.EventStreamParser against orjson.loads on the bare payloads, and httpx-sse.
+
+    python benchmarks/sse.py [FILE.jsonl] [--rounds 20] [--chunk 65536]
+    python benchmarks/sse.py [FILE.jsonl] --callgrind [--passes 1 4]
+
+Each payload of FILE (default: the server side of the recorded SDK sessions) becomes one
+event as the SDK's server writes it (``sse.encode``); the stream is fed in fixed-size
+chunks. Contenders, per message, all keeping their results in a list:
+
+- ``orjson.loads loop``: a Python loop of orjson.loads over the bare payloads, already
+  cut out (no framing at all): the floor;
+- ``EventStreamParser``: framing and ``parse`` (target: at most 1.05x the floor);
+- ``EventStreamParser(classify=route)``: framing and ``route`` (target: at most 0.35x);
+- ``httpx-sse + json.loads``: what an httpx-sse client does, text decoding, its line and
+  event decoders, then json.loads of each event's data (target: rpcline at least 10x
+  faster); skipped when httpx-sse is not installed;
+- the pure-Python twin, reported, not targeted.
+
+Rounds are interleaved (each starts with the next contender) and medians are printed,
+each target next to its figure. ``--callgrind`` counts instructions instead (valgrind,
+noise-free: the difference between 1 and 4 passes, so start-up and imports cancel out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import gc
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from compare import count_instructions, valgrind_missing
+from contenders import load_corpus
+
+import rpcline._sse_py as sse_py
+
+DEFAULT_FILE = Path(__file__).parent / "data" / "sdk-session.server.jsonl"
+LOOP = "orjson.loads loop"
+Pass = Callable[[list[bytes], list[bytes]], list]  # (chunks, bare payloads) -> results
+
+
+def loads_loop(chunks: list[bytes], payloads: list[bytes]) -> list:
+    import orjson
+
+    loads, results = orjson.loads, []
+    append = results.append
+    for payload in payloads:
+        try:
+            append(loads(payload))
+        except orjson.JSONDecodeError as error:
+            append(error)
+    return results
+
+
+def _parser(module: object, classify: Callable | None = None) -> Pass:
+    def run(chunks: list[bytes], payloads: list[bytes]) -> list:
+        options = {} if classify is None else {"classify": classify}
+        parser = module.EventStreamParser(**options)  # type: ignore[attr-defined]
+        events = []
+        for chunk in chunks:
+            events += parser.feed(chunk)
+        return events + parser.close()
+
+    return run
+
+
+def _httpx_sse() -> Pass | None:
+    try:
+        from httpx_sse._decoders import SSEDecoder, SSELineDecoder
+    except ImportError:
+        return None
+
+    def run(chunks: list[bytes], payloads: list[bytes]) -> list:
+        # httpx's iter_text decodes incrementally; httpx-sse's iter_sse does the rest.
+        text = codecs.getincrementaldecoder("utf-8")("replace")
+        lines, events = SSELineDecoder(), SSEDecoder()
+        results = []
+        for chunk in chunks:
+            for line in lines.decode(text.decode(chunk)):
+                event = events.decode(line)
+                if event is not None:
+                    try:
+                        results.append(json.loads(event.data))
+                    except ValueError as error:
+                        results.append(error)
+        return results
+
+    return run
+
+
+def contenders() -> dict[str, Pass]:
+    found: dict[str, Pass] = {LOOP: loads_loop}
+    try:
+        import rpcline._route_c as route_c
+        import rpcline._sse_c as sse_c
+    except ImportError as error:
+        print(f"skipped the Cython core: {error}")
+    else:
+        found["EventStreamParser"] = _parser(sse_c)
+        found["EventStreamParser(route)"] = _parser(sse_c, route_c.route)
+    httpx_sse = _httpx_sse()
+    if httpx_sse is None:
+        print("skipped httpx-sse: not installed (pip install httpx-sse httpx)")
+    else:
+        found["httpx-sse + json.loads"] = httpx_sse
+    found["EventStreamParser (python)"] = _parser(sse_py)
+    return found
+
+
+def workload(path: Path, chunk: int) -> tuple[list[bytes], list[bytes]]:
+    payloads = [line for _, line in load_corpus(path)]
+    stream = b"".join(sse_py.encode(payload) for payload in payloads)
+    return [stream[start : start + chunk] for start in range(0, len(stream), chunk)], payloads
+
+
+def wall_clock(path: Path, rounds: int, chunk: int) -> None:
+    chunks, payloads = workload(path, chunk)
+    runs = contenders()
+    names = list(runs)
+    per_message: dict[str, list[float]] = {name: [] for name in runs}
+    ratios: dict[str, list[float]] = {name: [] for name in runs}
+    for round in range(rounds + 1):  # round 0 warms up and is dropped
+        times = {}
+        turn = round % len(names)
+        for name in names[turn:] + names[:turn]:
+            start = time.perf_counter()
+            results = runs[name](chunks, payloads)
+            times[name] = time.perf_counter() - start
+            assert len(results) == len(payloads), (name, len(results))
+            del results
+            gc.collect()  # each run starts with the collector in the same state
+        if round:  # ratios within a round: a busy machine slows the whole round alike
+            for name, seconds in times.items():
+                per_message[name].append(seconds * 1e9 / len(payloads))
+                ratios[name].append(seconds / times[LOOP])
+    print(f"{path.name}: {len(payloads):,} events, {sum(map(len, chunks)):,} bytes of SSE in "
+          f"{chunk:,}-byte chunks, median of {rounds} interleaved rounds")
+    report({name: statistics.median(samples) for name, samples in per_message.items()},
+           {name: statistics.median(samples) for name, samples in ratios.items()}, "ns/msg")
+
+
+def report(per_message: dict[str, float], ratios: dict[str, float], unit: str) -> None:
+    targets = {"EventStreamParser": 1.05, "EventStreamParser(route)": 0.35}
+    for name, figure in per_message.items():
+        note = ""
+        if name in targets:
+            met = "met" if ratios[name] <= targets[name] else "MISSED"
+            note = f"  target at most {targets[name]:.2f}x: {met}"
+        print(f"  {name:<28} {figure:8.0f} {unit}  {ratios[name]:.3f}x{note}")
+    httpx = ratios.get("httpx-sse + json.loads")
+    for name in ("EventStreamParser", "EventStreamParser(route)"):
+        if httpx is not None and name in ratios:
+            speedup = httpx / ratios[name]
+            print(f"  {name} vs httpx-sse + json.loads: {speedup:.1f}x faster  target at "
+                  f"least 10x: {'met' if speedup >= 10 else 'MISSED'}")
+
+
+def by_callgrind(path: Path, chunk: int, passes: tuple[int, int]) -> None:
+    if valgrind_missing():
+        return
+    _, payloads = workload(path, chunk)
+    per_message = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for name in contenders():
+            low, high = (
+                count_instructions([__file__, "--child", name, str(path), str(chunk), str(count)],
+                                   Path(folder) / f"{count}.out")
+                for count in passes
+            )
+            per_message[name] = (high - low) / (passes[1] - passes[0]) / len(payloads)
+    print(f"callgrind, {path.name}: {len(payloads):,} events in {chunk:,}-byte chunks, "
+          "instructions per message")
+    report(per_message, {name: n / per_message[LOOP] for name, n in per_message.items()},
+           "instr/msg")
+
+
+def child(name: str, path: str, chunk: int, passes: int) -> None:
+    chunks, payloads = workload(Path(path), chunk)
+    run = contenders()[name]
+    for _ in range(passes):
+        run(chunks, payloads)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("file", nargs="?", type=Path, default=DEFAULT_FILE)
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--chunk", type=int, default=64 * 1024)
+    parser.add_argument("--callgrind", action="store_true")
+    parser.add_argument("--passes", type=int, nargs=2, default=[1, 4])
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        name, path, chunk, passes = args.child
+        child(name, path, int(chunk), int(passes))
+    elif args.callgrind:
+        by_callgrind(args.file, args.chunk, tuple(args.passes))
+    else:
+        wall_clock(args.file, args.rounds, args.chunk)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,460 @@
+# cython: language_level=3
+"""The Cython core of SSE: ``_sse_py.py`` documents the behaviour, this mirrors it.
+
+Line ends are found with memchr in the chunk's own buffer. An event whose only data line
+lies in the chunk is classified from where it lies: no data buffer, no join; small data
+as bytes, large data through a view released at once (as ``_stream_c`` does for lines).
+"""
+
+cimport cython
+from cpython.buffer cimport PyBUF_READ, PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from cpython.memoryview cimport PyMemoryView_FromMemory
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.string cimport memchr, memcmp, memcpy, memmove
+
+from rpcline._message_c cimport ParseError, Refused, _parse_decodable
+from rpcline._message_c import parse
+from rpcline._route_c cimport _prefix_id, _refusal
+from rpcline._route_c import Route, route
+
+from rpcline._sse_py import DATA_PREFIX, DEFAULT_MAX_EVENT_BYTES, EVENT_TOO_LONG, encode
+
+cdef extern from "Python.h":
+    void PyObject_GC_UnTrack(void* op)
+
+cdef const char* BOM = b"\xef\xbb\xbf"
+cdef Py_ssize_t _PREFIX = len(DATA_PREFIX)
+# Data from this size on is decoded through a view instead of a copy (see _classify_data).
+cdef Py_ssize_t _VIEW_BYTES = 16 * 1024
+# A buffer's first allocation, and the most it keeps between events.
+cdef Py_ssize_t _BUFFER_START = 4 * 1024
+
+
+cdef struct Buffer:
+    # Grows fourfold up to the limit, so data arriving in many chunks is copied about once
+    # (a bytearray grows to the exact size and may copy everything each time); one byte
+    # more than the content is allocated, for the NUL the route scanner needs after a prefix.
+    char* bytes
+    Py_ssize_t size
+    Py_ssize_t capacity
+
+
+# No freelist: as for Route, its inlined memset costs more than the allocator saves.
+@cython.final
+cdef class Event:
+    """One dispatched event: its type, the stream's last event id and reconnection time
+    when it was dispatched, and ``classify``'s result for its data (``None`` when the data
+    holds only JSON whitespace, as in the empty priming event a resumable server sends).
+    """
+
+    cdef readonly str event
+    cdef readonly str id
+    cdef readonly object retry
+    cdef readonly object message
+
+    __match_args__ = ("event", "id", "retry", "message")
+
+    def __init__(self, event="message", id="", retry=None, message=None):
+        self.event, self.id, self.retry, self.message = event, id, retry, message
+
+    def __eq__(self, other):
+        if type(other) is not Event:
+            return NotImplemented
+        return self._fields() == (<Event>other)._fields()
+
+    def __hash__(self):
+        return hash(self._fields())
+
+    cdef tuple _fields(self):
+        return (self.event, self.id, self.retry, self.message)
+
+    def __repr__(self):
+        return (f"Event(event={self.event!r}, id={self.id!r}, retry={self.retry!r}, "
+                f"message={self.message!r})")
+
+    def __reduce__(self):
+        return (Event, self._fields())
+
+
+cdef class EventStreamParser:
+    """Classifies the events of a ``text/event-stream`` from chunks cut anywhere.
+
+    Each event's data goes to ``classify`` as bytes: ``parse`` (the default), ``route``,
+    or any callable taking bytes. ``max_event_bytes`` bounds what the parser holds for
+    one event: its data so far plus the line being read. An event that runs past it
+    yields one ``Event`` at once whose message is ``Refused(id, ParseError("event exceeds
+    … bytes"))`` (a refused ``Route`` for ``route``), ``id`` read from the data's first
+    ``max_event_bytes`` bytes as ``StreamParser`` reads an over-long line's; the rest of
+    the event, its fields included, is dropped up to its blank line. One parser serves
+    one stream and one thread.
+    """
+
+    cdef Buffer _line  # the unfinished line's bytes from earlier chunks
+    cdef Buffer _data  # WHATWG's data buffer: each value and an LF
+    # The chunk _lines is reading, and the event's only data value when it lies there.
+    cdef const char* _chunk
+    cdef Py_ssize_t _span_start
+    cdef Py_ssize_t _span_end
+    cdef bint _has_span
+    cdef str _event  # the type to dispatch: WHATWG's type buffer, "message" when it is empty
+    cdef str _id  # the last event id buffer
+    cdef object _retry  # the reconnection time, once a retry field set it
+    cdef Py_ssize_t _limit
+    cdef object _classify
+    cdef bint _parses  # classify is parse: data goes to the core's C entry point
+    cdef bint _discarding  # inside an over-long event, dropping it up to its blank line
+    cdef bint _in_line  # while discarding: the current line has bytes (it is not blank)
+    cdef bint _after_cr  # the last chunk ended with CR: an LF first is that line's end
+    cdef bint _at_start  # a BOM may still be arriving
+    cdef bint _closed
+
+    def __cinit__(self, max_event_bytes=DEFAULT_MAX_EVENT_BYTES, *, classify=parse):
+        if type(max_event_bytes) is not int:
+            raise TypeError(f"max_event_bytes must be an int, not {type(max_event_bytes).__name__}")
+        if max_event_bytes <= 0:
+            raise ValueError(f"max_event_bytes must be positive, not {max_event_bytes}")
+        if not callable(classify):
+            raise TypeError(f"classify must be callable, not {type(classify).__name__}")
+        self._limit = min(max_event_bytes, 2**62)
+        self._classify = classify
+        self._parses = classify is parse
+        self._line = Buffer(NULL, 0, 0)
+        self._data = Buffer(NULL, 0, 0)
+        self._chunk = NULL
+        self._has_span = False
+        self._event = "message"
+        self._id = ""
+        self._retry = None
+        self._discarding = self._in_line = self._after_cr = self._closed = False
+        self._at_start = True
+
+    def __dealloc__(self):
+        PyMem_Free(self._line.bytes)
+        PyMem_Free(self._data.bytes)
+
+    @property
+    def max_event_bytes(self):
+        return self._limit
+
+    @property
+    def classify(self):
+        return self._classify
+
+    @property
+    def buffered_bytes(self):
+        """What the parser holds for the current event between chunks (data and line)."""
+        return self._data.size + self._line.size
+
+    def feed(self, chunk):
+        """The events this chunk completes; the unfinished one is kept for later."""
+        if self._closed:
+            raise ValueError("feed() after close()")
+        data = _chunk_bytes(chunk)
+        if not len(data):  # nothing to say, and an LF may still follow a CR
+            return []
+        cdef Py_buffer view
+        cdef Py_ssize_t skip = 0
+        if self._at_start and self._line.size:  # an earlier chunk began like a BOM
+            data = PyBytes_FromStringAndSize(self._line.bytes, self._line.size) + bytes(data)
+            _drop(&self._line)
+        PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+        try:
+            if self._at_start:
+                if view.len < 3 and memcmp(view.buf, BOM, view.len) == 0:
+                    self._grow(&self._line, <const char*>view.buf, view.len)
+                    return []
+                self._at_start = False
+                if view.len >= 3 and memcmp(view.buf, BOM, 3) == 0:
+                    skip = 3
+            return self._lines(<const char*>view.buf + skip, view.len - skip)
+        finally:
+            PyBuffer_Release(&view)
+
+    def close(self):
+        """End the stream: an unfinished event is discarded (WHATWG), so this gives []."""
+        self._closed = True
+        _drop(&self._line)
+        _drop(&self._data)
+        self._discarding = False
+        return []
+
+    cdef list _lines(self, const char* data, Py_ssize_t size):
+        cdef list events = []
+        cdef Py_ssize_t start = 0
+        cdef Py_ssize_t end
+        # The next LF and the next CR, each looked for again only once passed (-2: not yet,
+        # -1: none left), so a stream without CR costs one scan for it per chunk.
+        cdef Py_ssize_t lf = -2
+        cdef Py_ssize_t cr = -2
+        if self._after_cr:
+            self._after_cr = False
+            start = 1 if data[0] == b"\n" else 0
+        self._chunk = data
+        try:
+            while True:
+                if start < size and (data[start] == b"\n" or data[start] == b"\r"):
+                    end = start  # a blank line (one an event) needs no scan
+                else:
+                    if -1 != lf < start:
+                        lf = _find(data, start, size, b"\n")
+                    if -1 != cr < start:
+                        cr = _find(data, start, size, b"\r")
+                    if lf == -1 and cr == -1:
+                        break
+                    end = lf if cr == -1 or (lf != -1 and lf < cr) else cr
+                if self._discarding:
+                    self._skip(end > start)
+                elif self._line.size:
+                    self._grow(&self._line, data + start, end - start)
+                    try:
+                        self._field(events, self._line.bytes, 0, self._line.size, False)
+                    finally:
+                        _drop(&self._line)
+                else:
+                    self._field(events, data, start, end, True)
+                start = end + 1
+                if data[end] == b"\r":  # CR: an LF after it belongs to the same line end
+                    if start == size:
+                        self._after_cr = True
+                    elif data[start] == b"\n":
+                        start += 1
+            self._keep(events, data, start, size)
+        finally:
+            self._has_span = False
+            self._chunk = NULL
+        return events
+
+    cdef void _skip(self, bint has_bytes) noexcept:
+        """A line of an over-long event ends; a blank one ends the event, undispatched."""
+        if not (has_bytes or self._in_line):
+            self._discarding = False
+            self._event = "message"
+        self._in_line = False
+
+    cdef int _field(self, list events, const char* buf, Py_ssize_t start, Py_ssize_t end,
+                    bint in_chunk) except -1:
+        """One complete line, ``buf[start:end]``; ``in_chunk``: it lies in the caller's chunk."""
+        if start == end:
+            return self._dispatch(events)
+        if buf[start] == b":":  # a comment (its empty name is no field anyway: a shortcut)
+            return 0
+        cdef const char* name = buf + start
+        cdef const char* colon = <const char*>memchr(name, ord(":"), end - start)
+        cdef Py_ssize_t name_size, value_start
+        if colon is NULL:
+            name_size, value_start = end - start, end
+        else:
+            name_size, value_start = colon - name, colon - buf + 1
+            if value_start < end and buf[value_start] == b" ":
+                value_start += 1
+        cdef Py_ssize_t size = end - value_start
+        if name_size == 4 and memcmp(name, b"data", 4) == 0:
+            return self._add_data(events, buf, value_start, end, in_chunk)
+        if name_size == 5 and memcmp(name, b"event", 5) == 0:
+            self._event = _event_type(buf + value_start, size)
+        elif name_size == 2 and memcmp(name, b"id", 2) == 0:
+            if memchr(buf + value_start, 0, size) is NULL:
+                self._id = _text(buf + value_start, size)
+        elif name_size == 5 and memcmp(name, b"retry", 5) == 0:
+            if _digits(buf + value_start, size):
+                try:
+                    self._retry = int(PyBytes_FromStringAndSize(buf + value_start, size))
+                except ValueError:  # beyond int()'s digit limit: no reconnection time
+                    pass
+        return 0
+
+    cdef int _add_data(self, list events, const char* buf, Py_ssize_t start, Py_ssize_t end,
+                       bint in_chunk) except -1:
+        cdef Py_ssize_t held = self._data.size + (
+            self._span_end - self._span_start + 1 if self._has_span else 0)
+        if held + end - start > self._limit:
+            self._flush_span()
+            events.append(self._too_long(buf, start, end))
+            return 0
+        if in_chunk and not held:
+            self._span_start, self._span_end, self._has_span = start, end, True
+            return 0
+        self._flush_span()
+        self._grow(&self._data, buf + start, end - start)
+        self._grow(&self._data, b"\n", 1)
+        return 0
+
+    cdef int _flush_span(self) except -1:
+        """The event's first data value leaves the chunk for the data buffer."""
+        if self._has_span:
+            self._has_span = False
+            self._grow(&self._data, self._chunk + self._span_start,
+                       self._span_end - self._span_start)
+            self._grow(&self._data, b"\n", 1)
+        return 0
+
+    cdef int _dispatch(self, list events) except -1:
+        if self._has_span:
+            self._has_span = False
+            message = self._classify_data(self._chunk + self._span_start,
+                                          self._span_end - self._span_start)
+        elif self._data.size:
+            try:
+                message = self._classify_data(self._data.bytes, self._data.size - 1)
+            finally:
+                _drop(&self._data)
+        else:  # no data line: WHATWG dispatches nothing (the id is kept all the same)
+            self._event = "message"
+            return 0
+        events.append(self._event_of(message))
+        self._event = "message"
+        return 0
+
+    cdef Event _event_of(self, object message):
+        """An event of ``message`` with the stream's state as it stands."""
+        cdef Event event = Event.__new__(Event)
+        event.event, event.id, event.retry = self._event, self._id, self._retry
+        event.message = message
+        if message is None or type(message) is Route:
+            # Nothing a Route holds can refer back to the event, so the collector need not
+            # visit it (a collection per 700 events otherwise); parse's results hold dicts.
+            PyObject_GC_UnTrack(<void*>event)
+        return event
+
+    cdef object _classify_data(self, const char* data, Py_ssize_t size):
+        """classify(data), or None when the data holds only JSON whitespace."""
+        cdef Py_ssize_t position
+        for position in range(size):
+            if data[position] not in b" \t\r\n":
+                break
+        else:
+            return None
+        if size < _VIEW_BYTES or not self._parses:
+            data_bytes = PyBytes_FromStringAndSize(data, size)
+            return _parse_decodable(data_bytes) if self._parses else self._classify(data_bytes)
+        # Large data is decoded where it lies (as _stream_c does for lines): the view is
+        # released at once, so nothing can read the memory after this call.
+        view = PyMemoryView_FromMemory(<char*>data, size, PyBUF_READ)
+        try:
+            return _parse_decodable(view)
+        finally:
+            view.release()
+
+    cdef int _keep(self, list events, const char* data, Py_ssize_t start,
+                   Py_ssize_t size) except -1:
+        """The chunk ends inside a line (or at a line end): keep what the event needs."""
+        self._flush_span()
+        if self._discarding:
+            self._in_line = self._in_line or start < size
+            return 0
+        cdef Py_ssize_t room = self._limit + _PREFIX - self._data.size - self._line.size
+        cdef Py_ssize_t value
+        if size - start > room:
+            # Only up to the limit is kept, for the refusal's id; then the line goes.
+            self._grow(&self._line, data + start, max(room, 0))
+            value = _data_value(self._line.bytes, self._line.size)
+            try:
+                events.append(self._too_long(self._line.bytes, value, self._line.size))
+            finally:
+                _drop(&self._line)
+            self._in_line = True
+        else:
+            self._grow(&self._line, data + start, size - start)
+        return 0
+
+    cdef object _too_long(self, const char* buf, Py_ssize_t start, Py_ssize_t end):
+        """The refusal of the event the data value ``buf[start:end]`` takes past the limit.
+
+        Only the data's first ``max_event_bytes`` bytes are scanned for an id, then dropped:
+        a value in the pending line that is all the data becomes the data buffer in place,
+        anything else tops the data buffer up to the limit; memory stays within the limit.
+        """
+        end = min(end, start + max(0, self._limit - self._data.size))
+        if buf == self._line.bytes and not self._data.size:
+            self._line, self._data = self._data, self._line
+            memmove(self._data.bytes, self._data.bytes + start, end - start)
+            self._data.size = end - start
+        else:
+            self._grow(&self._data, buf + start, end - start)
+        cdef ParseError error = ParseError.__new__(ParseError)
+        error.reason = EVENT_TOO_LONG.format(limit=self._limit)
+        self._data.bytes[self._data.size] = 0
+        id = _prefix_id(<const unsigned char*>self._data.bytes, self._data.size)
+        _drop(&self._data)
+        self._discarding = True
+        self._in_line = False
+        cdef Refused refused
+        if self._classify is route:
+            message = _refusal(error, id)
+        else:
+            refused = Refused.__new__(Refused)
+            refused.id, refused.error = id, error
+            message = refused
+        return self._event_of(message)
+
+    cdef int _grow(self, Buffer* buffer, const char* data, Py_ssize_t size) except -1:
+        """Append to a buffer, always allocated afterwards; its size stays within the limit
+        (the callers see to it)."""
+        cdef Py_ssize_t needed = buffer.size + size
+        cdef Py_ssize_t capacity
+        cdef char* grown
+        if needed + 1 > buffer.capacity:
+            capacity = 1 + max(needed, min(max(4 * buffer.capacity, _BUFFER_START),
+                                           self._limit + _PREFIX))
+            grown = <char*>PyMem_Realloc(buffer.bytes, capacity)
+            if grown is NULL:
+                raise MemoryError()
+            buffer.bytes, buffer.capacity = grown, capacity
+        if size:
+            memcpy(buffer.bytes + buffer.size, data, size)
+            buffer.size = needed
+        return 0
+
+
+cdef inline Py_ssize_t _find(const char* data, Py_ssize_t start, Py_ssize_t size,
+                             char byte) noexcept:
+    """The offset of the next ``byte`` from ``start`` on, or -1."""
+    cdef const char* found = <const char*>memchr(data + start, byte, size - start)
+    return -1 if found is NULL else found - data
+
+
+cdef void _drop(Buffer* buffer) noexcept:
+    """Forget a buffer's content; a large allocation goes with it, so as not to stay pinned."""
+    buffer.size = 0
+    if buffer.capacity > _BUFFER_START + 1:
+        PyMem_Free(buffer.bytes)
+        buffer.bytes = NULL
+        buffer.capacity = 0
+
+
+cdef Py_ssize_t _data_value(const char* line, Py_ssize_t size) noexcept:
+    """Where the value of an unfinished ``data`` line starts, or ``size`` for any other field."""
+    if size >= 5 and memcmp(line, b"data:", 5) == 0:
+        return 6 if size > 5 and line[5] == b" " else 5
+    return size
+
+
+cdef bint _digits(const char* value, Py_ssize_t size) noexcept:
+    """ASCII digits only, as WHATWG asks of retry (bytes.isdigit in the twin)."""
+    cdef Py_ssize_t position
+    for position in range(size):
+        if not ord("0") <= value[position] <= ord("9"):
+            return False
+    return size > 0
+
+
+cdef str _event_type(const char* value, Py_ssize_t size):
+    """The type an event field sets: an empty one dispatches as "message", the common type."""
+    if size == 0 or (size == 7 and memcmp(value, b"message", 7) == 0):
+        return "message"
+    return _text(value, size)
+
+
+cdef str _text(const char* value, Py_ssize_t size):
+    # The stream is UTF-8 decoded with replacement (WHATWG).
+    return PyUnicode_DecodeUTF8(value, size, "replace")
+
+
+cdef object _chunk_bytes(object chunk):
+    if isinstance(chunk, (bytes, bytearray)):
+        return chunk
+    if isinstance(chunk, memoryview):
+        return chunk if (<memoryview>chunk).c_contiguous else (<memoryview>chunk).tobytes()
+    raise TypeError(f"feed() takes bytes, bytearray or memoryview, not {type(chunk).__name__}")

@@ -1,0 +1,354 @@
+"""The pure-Python twin of ``_sse_c.pyx``: Server-Sent Events in, classified messages out.
+
+The framing is WHATWG HTML's "Interpreting an event stream": a line ends with CRLF, LF
+or CR (a CR ends its line at once, and an LF right after it, even in the next chunk, is
+part of the same line end); a UTF-8 BOM is skipped at the stream's start; ``data``
+values join with LF; one space after the colon is dropped; comments and unknown fields
+are ignored; ``id`` is stream state (kept across events, ignored when it holds NUL) and
+so is ``retry`` (ASCII digits only: the reconnection time); a blank line dispatches the
+event, unless no ``data`` line came, and the end of the stream discards an unfinished one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from operator import itemgetter
+from typing import Any, Final, Self
+
+from rpcline import _route_py
+from rpcline._message_py import ParseError, Refused, parse
+
+__all__ = ("DEFAULT_MAX_EVENT_BYTES", "Event", "EventStreamParser", "encode")
+
+DEFAULT_MAX_EVENT_BYTES: Final = 16 * 1024 * 1024
+EVENT_TOO_LONG: Final = "event exceeds {limit} bytes"
+BOM: Final = b"\xef\xbb\xbf"
+# A pending line may hold its field name before the value the limit counts.
+DATA_PREFIX: Final = b"data: "
+_LINE_END: Final = re.compile(rb"[\r\n]")
+_JSON_SPACE: Final = b" \t\r\n"
+_new = tuple.__new__
+
+
+class Event(tuple):  # type: ignore[type-arg]
+    """One dispatched event: its type, the stream's last event id and reconnection time
+    when it was dispatched, and ``classify``'s result for its data (``None`` when the data
+    holds only JSON whitespace, as in the empty priming event a resumable server sends).
+    """
+
+    __slots__ = ()
+    __match_args__ = ("event", "id", "retry", "message")
+
+    def __new__(
+        cls, event: str = "message", id: str = "", retry: int | None = None, message: Any = None
+    ) -> Self:
+        return _new(cls, (event, id, retry, message))
+
+    event: str = property(itemgetter(0))  # type: ignore[assignment]
+    id: str = property(itemgetter(1))  # type: ignore[assignment]
+    retry: int | None = property(itemgetter(2))  # type: ignore[assignment]
+    message: Any = property(itemgetter(3))  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Event:
+            return False if isinstance(other, tuple) else NotImplemented
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = tuple.__hash__
+
+    def __repr__(self) -> str:
+        return f"Event(event={self[0]!r}, id={self[1]!r}, retry={self[2]!r}, message={self[3]!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Event, tuple(self))
+
+
+class EventStreamParser:
+    """Classifies the events of a ``text/event-stream`` from chunks cut anywhere.
+
+    Each event's data goes to ``classify`` as bytes: ``parse`` (the default), ``route``,
+    or any callable taking bytes. ``max_event_bytes`` bounds what the parser holds for
+    one event: its data so far plus the line being read. An event that runs past it
+    yields one ``Event`` at once whose message is ``Refused(id, ParseError("event exceeds
+    … bytes"))`` (a refused ``Route`` for ``route``), ``id`` read from the data's first
+    ``max_event_bytes`` bytes as ``StreamParser`` reads an over-long line's; the rest of
+    the event, its fields included, is dropped up to its blank line. One parser serves
+    one stream and one thread.
+    """
+
+    __slots__ = ("_after_cr", "_at_start", "_classify", "_closed", "_data", "_discarding",
+                 "_event", "_id", "_in_line", "_limit", "_line", "_retry", "_span")  # fmt: skip
+
+    def __init__(
+        self,
+        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        *,
+        classify: Callable[[bytes], Any] = parse,
+    ) -> None:
+        if type(max_event_bytes) is not int:
+            raise TypeError(f"max_event_bytes must be an int, not {type(max_event_bytes).__name__}")
+        if max_event_bytes <= 0:
+            raise ValueError(f"max_event_bytes must be positive, not {max_event_bytes}")
+        if not callable(classify):
+            raise TypeError(f"classify must be callable, not {type(classify).__name__}")
+        self._limit = max_event_bytes
+        self._classify = classify
+        self._line = bytearray()  # the unfinished line's bytes from earlier chunks
+        self._data = bytearray()  # WHATWG's data buffer: each value and an LF
+        # (start, end) of the event's only data value when it lies in the current chunk:
+        # it reaches classify as one slice, never joined (see _dispatch).
+        self._span: tuple[int, int] | None = None
+        self._event = "message"  # the type to dispatch: WHATWG's type buffer, or "message"
+        self._id = ""  # the last event id buffer (WHATWG's initial value is "")
+        self._retry: int | None = None  # the reconnection time, once a retry field set it
+        self._discarding = False  # inside an over-long event, dropping it up to its blank line
+        self._in_line = False  # while discarding: the current line has bytes (it is not blank)
+        self._after_cr = False  # the last chunk ended with CR: an LF first is that line's end
+        self._at_start = True  # a BOM may still be arriving
+        self._closed = False
+
+    @property
+    def max_event_bytes(self) -> int:
+        return self._limit
+
+    @property
+    def classify(self) -> Callable[[bytes], Any]:
+        return self._classify
+
+    @property
+    def buffered_bytes(self) -> int:
+        """What the parser holds for the current event between chunks (data and line)."""
+        return len(self._data) + len(self._line)
+
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[Event]:
+        """The events this chunk completes; the unfinished one is kept for later."""
+        if self._closed:
+            raise ValueError("feed() after close()")
+        data = _chunk_bytes(chunk)
+        if not data:  # nothing to say, and an LF may still follow a CR
+            return []
+        if self._at_start:
+            data = bytes(self._line) + data
+            self._line.clear()
+            if len(data) < len(BOM) and BOM.startswith(data):
+                self._line += data  # too short to tell: wait for the next chunk
+                return []
+            self._at_start = False
+            data = data.removeprefix(BOM)
+        return self._lines(data)
+
+    def close(self) -> list[Event]:
+        """End the stream: an unfinished event is discarded (WHATWG), so this gives []."""
+        self._closed = True
+        self._line.clear()
+        self._data.clear()
+        self._discarding = False
+        return []
+
+    def _lines(self, data: bytes) -> list[Event]:
+        events: list[Event] = []
+        size = len(data)
+        start = 0
+        if self._after_cr:
+            self._after_cr = False
+            start = 1 if data[:1] == b"\n" else 0
+        found = _LINE_END.search(data, start)
+        while found is not None:
+            end = found.start()
+            if self._discarding:
+                self._skip(end > start)
+            elif self._line:
+                self._line += memoryview(data)[start:end]
+                self._field(events, self._line, 0, len(self._line), False)
+                self._line.clear()
+            else:
+                self._field(events, data, start, end, True)
+            start = end + 1
+            if data[end] == 0x0D:  # CR: an LF after it belongs to the same line end
+                if start == size:
+                    self._after_cr = True
+                elif data[start] == 0x0A:
+                    start += 1
+            found = _LINE_END.search(data, start)
+        self._keep(events, data, start)
+        return events
+
+    def _skip(self, has_bytes: bool) -> None:
+        """A line of an over-long event ends; a blank one ends the event, undispatched."""
+        if not (has_bytes or self._in_line):
+            self._discarding = False
+            self._event = "message"
+        self._in_line = False
+
+    def _field(
+        self, events: list[Event], buf: bytes | bytearray, start: int, end: int, in_chunk: bool
+    ) -> None:
+        """One complete line, ``buf[start:end]``; ``in_chunk``: it lies in the caller's chunk."""
+        if start == end:
+            self._dispatch(events, buf)
+            return
+        if buf[start] == 0x3A:  # ":" a comment (its empty name is no field anyway: a shortcut)
+            return
+        colon = buf.find(b":", start, end)
+        if colon < 0:
+            name, value_start = buf[start:end], end
+        else:
+            name, value_start = buf[start:colon], colon + 1
+            if value_start < end and buf[value_start] == 0x20:
+                value_start += 1
+        if name == b"data":
+            self._add_data(events, buf, value_start, end, in_chunk)
+        elif name == b"event":
+            self._event = _event_type(buf[value_start:end])
+        elif name == b"id":
+            if buf.find(b"\0", value_start, end) < 0:
+                self._id = _text(buf[value_start:end])
+        elif name == b"retry":
+            value = buf[value_start:end]
+            if value.isdigit():  # bytes.isdigit: ASCII digits only, as WHATWG asks
+                try:
+                    self._retry = int(value)
+                except ValueError:  # beyond int()'s digit limit: no reconnection time
+                    pass
+
+    def _add_data(
+        self, events: list[Event], buf: bytes | bytearray, start: int, end: int, in_chunk: bool
+    ) -> None:
+        held = len(self._data) + (self._span[1] - self._span[0] + 1 if self._span else 0)
+        if held + end - start > self._limit:
+            self._flush_span(buf)
+            events.append(self._too_long(buf, start, end))
+            return
+        if in_chunk and not held:
+            self._span = (start, end)
+            return
+        self._flush_span(buf)
+        self._data += memoryview(buf)[start:end]
+        self._data.append(0x0A)
+
+    def _flush_span(self, buf: bytes) -> None:
+        """The event's first data value leaves the chunk for the data buffer."""
+        if self._span is not None:
+            start, end = self._span
+            self._data += memoryview(buf)[start:end]
+            self._data.append(0x0A)
+            self._span = None
+
+    def _dispatch(self, events: list[Event], buf: bytes) -> None:
+        if self._span is not None:
+            start, end = self._span
+            data = buf[start:end]
+            self._span = None
+        elif self._data:
+            data = bytes(self._data[:-1])
+            self._data.clear()
+        else:  # no data line: WHATWG dispatches nothing (the id is kept all the same)
+            self._event = "message"
+            return
+        # The opening brace is checked first: strip() builds a new object for every event.
+        message = self._classify(data) if data[:1] == b"{" or data.strip(_JSON_SPACE) else None
+        events.append(self._event_of(message))
+        self._event = "message"
+
+    def _event_of(self, message: Any) -> Event:
+        """An event of ``message`` with the stream's state as it stands."""
+        return _new(Event, (self._event, self._id, self._retry, message))
+
+    def _keep(self, events: list[Event], data: bytes, start: int) -> None:
+        """The chunk ends inside a line (or at a line end): keep what the event needs."""
+        self._flush_span(data)
+        if self._discarding:
+            self._in_line = self._in_line or start < len(data)
+            return
+        room = self._limit + len(DATA_PREFIX) - len(self._data) - len(self._line)
+        if len(data) - start > room:
+            # Only up to the limit is kept, for the refusal's id; then the line goes.
+            self._line += memoryview(data)[start : start + max(room, 0)]
+            events.append(self._too_long(self._line, _data_value(self._line), len(self._line)))
+            self._line.clear()
+            self._in_line = True
+        else:
+            self._line += memoryview(data)[start:]
+
+    def _too_long(self, buf: bytes | bytearray, start: int, end: int) -> Event:
+        """The refusal of the event the data value ``buf[start:end]`` takes past the limit.
+
+        Only the data's first ``max_event_bytes`` bytes are scanned for an id, then dropped:
+        a value in the pending line that is all the data becomes the data buffer in place,
+        anything else tops the data buffer up to the limit; memory stays within the limit.
+        """
+        end = min(end, start + max(0, self._limit - len(self._data)))
+        if buf is self._line and not self._data:
+            self._data, self._line = self._line, self._data
+            del self._data[end:]
+            del self._data[:start]
+        else:
+            self._data += memoryview(buf)[start:end]
+        error = ParseError(EVENT_TOO_LONG.format(limit=self._limit))
+        id = _route_py.prefix_id(self._data)
+        self._data.clear()
+        self._discarding = True
+        self._in_line = False
+        if self._classify is _route_py.route:
+            message: Any = _route_py.refusal(error, id)
+        else:
+            message = Refused(id, error)
+        return self._event_of(message)
+
+
+def _data_value(line: bytearray) -> int:
+    """Where the value of an unfinished ``data`` line starts, or its size for any other field."""
+    if line.startswith(b"data:"):
+        return 6 if line[5:6] == b" " else 5
+    return len(line)
+
+
+def _event_type(value: bytes) -> str:
+    """The type an event field sets: an empty one dispatches as "message", the common type."""
+    return "message" if value in (b"", b"message") else _text(value)
+
+
+def _text(value: bytes) -> str:
+    # The stream is UTF-8 decoded with replacement (WHATWG).
+    return value.decode("utf-8", "replace")
+
+
+def encode(
+    message: bytes | bytearray | memoryview, event: str = "message", id: str | None = None
+) -> bytes:
+    """``message`` as one SSE event, in the form the MCP SDK's server writes (sse-starlette).
+
+    Fields in its order, ``id`` (when given), ``event``, then one ``data`` line per line of
+    the message (split at CRLF, CR or LF, which the reader joins with LF), each line and the
+    event ended with CRLF. A type or id holding CR or LF (it would end its line) or an id
+    holding NUL (the reader would ignore it) is a ``ValueError``.
+    """
+    if not isinstance(message, bytes | bytearray | memoryview):
+        raise TypeError(
+            f"encode() takes bytes, bytearray or memoryview, not {type(message).__name__}"
+        )
+    head = b""
+    if id is not None:
+        if "\r" in id or "\n" in id or "\0" in id:
+            raise ValueError(f"an event id cannot hold CR, LF or NUL: {id!r}")
+        head = b"id: " + id.encode() + b"\r\n"
+    if "\r" in event or "\n" in event:
+        raise ValueError(f"an event type cannot hold CR or LF: {event!r}")
+    head += b"event: message\r\n" if event == "message" else b"event: " + event.encode() + b"\r\n"
+    data = bytes(message)
+    if b"\r" in data or b"\n" in data:
+        data = b"\r\ndata: ".join(data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n"))
+    return head + b"data: " + data + b"\r\n\r\n"
+
+
+def _chunk_bytes(chunk: object) -> bytes:
+    if isinstance(chunk, bytes):
+        return chunk
+    if isinstance(chunk, bytearray | memoryview):
+        return bytes(chunk)
+    raise TypeError(f"feed() takes bytes, bytearray or memoryview, not {type(chunk).__name__}")

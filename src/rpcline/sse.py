@@ -1,0 +1,29 @@
+"""Server-Sent Events framing for Streamable HTTP responses: bytes in, classified messages out.
+
+    from rpcline import sse
+    parser = sse.EventStreamParser(max_event_bytes=16 * 1024 * 1024, classify=rpcline.parse)
+    for event in parser.feed(chunk):     # .event, .id, .retry, .message (classify's result)
+        ...
+    sse.encode(message_bytes, event="message", id=None) -> bytes
+
+The framing is WHATWG HTML's "Interpreting an event stream" (``_sse_py`` says how). The
+Cython core is used when the rest of the package uses it (``rpcline.IMPLEMENTATION``), so
+``classify`` defaults to the same implementation's ``parse``: ``rpcline.parse``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rpcline import IMPLEMENTATION
+from rpcline._sse_py import DEFAULT_MAX_EVENT_BYTES, encode
+
+__all__ = ("DEFAULT_MAX_EVENT_BYTES", "Event", "EventStreamParser", "encode")
+
+if TYPE_CHECKING or IMPLEMENTATION == "python":
+    from rpcline._sse_py import Event, EventStreamParser
+else:
+    try:
+        from rpcline._sse_c import Event, EventStreamParser
+    except ImportError:  # pragma: no cover - the extension was not built here
+        from rpcline._sse_py import Event, EventStreamParser
