@@ -514,6 +514,18 @@ def test_argument_errors_say_what_was_expected(args, message):
 # --- bench -------------------------------------------------------------------------------------
 
 
+def test_bench_table_says_faster_or_slower_in_words(implementation, tmp_path: Path):
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(SESSION)
+    done = rpcline(implementation, "bench", str(path), "--rounds", "1")
+    assert done.returncode == 0, done.stderr
+    header, *rows = [line for line in done.stdout.decode().splitlines()[2:] if line]
+    assert header.endswith("vs orjson.loads") and "ratio" not in header
+    verdicts = [row.rsplit("  ", 1)[1].strip() for row in rows]
+    assert verdicts[0] == "same"  # orjson.loads against itself
+    assert all(v == "same" or v.endswith(("x faster", "x slower")) for v in verdicts), verdicts
+
+
 def test_bench_reads_stdin_as_dash(implementation):
     done = rpcline(implementation, "bench", "-", "--rounds", "1", "--json", input=SESSION)
     assert done.returncode == 0, done.stderr

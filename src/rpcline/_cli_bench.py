@@ -159,8 +159,16 @@ def _print_table(source: str, lines: list[bytes], rounds: int, timings: list[Tim
     print(f"{source}: {len(lines):,} messages, {size:,} bytes, "
           f"median of {rounds} interleaved rounds\n")
     width = max(len(t.name) for t in timings)
-    print(f"{'contender':<{width}}  {'messages/s':>12}  {'MB/s':>8}  {'ns/message':>10}  ratio")
+    print(f"{'contender':<{width}}  {'messages/s':>12}  {'MB/s':>8}  {'ns/message':>10}  "
+          f"vs {timings[0].name}")
     for t in timings:
         print(f"{t.name:<{width}}  {t.messages_per_second:>12,.0f}  "
               f"{t.megabytes_per_second:>8,.1f}  {t.ns_per_message:>10,.0f}  "
-              f"{t.seconds_per_pass / floor:.2f}x")
+              f"{_versus(t.seconds_per_pass / floor)}")
+
+
+def _versus(ratio: float) -> str:
+    """A time ratio in words: ``0.25`` is "4.00x faster", ``1.4`` is "1.40x slower"."""
+    if abs(ratio - 1.0) < 0.005:
+        return "same"
+    return f"{1 / ratio:.2f}x faster" if ratio < 1.0 else f"{ratio:.2f}x slower"
