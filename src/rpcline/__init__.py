@@ -115,6 +115,7 @@ _SUBMODULES: frozenset[str] = frozenset(
     {
         "aio",
         "corpus",
+        "http",
         "proxy",
     }
 )
@@ -122,6 +123,7 @@ _SUBMODULES: frozenset[str] = frozenset(
 if TYPE_CHECKING:  # mypy sees the submodules as attributes, and no __getattr__ hiding typos
     from rpcline import aio as aio
     from rpcline import corpus as corpus
+    from rpcline import http as http
     from rpcline import proxy as proxy
 else:
 
