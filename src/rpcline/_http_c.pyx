@@ -173,7 +173,14 @@ cdef inline bint _mcp_prefix(const unsigned char* p, Py_ssize_t size) noexcept:
 
 cdef tuple _fold(object headers):
     """The ``mcp-*`` headers by lowercase name (first value wins), and those sent twice."""
-    pairs = headers.items() if isinstance(headers, Mapping) else headers
+    # An exact list (what ASGI gives) or dict skips the Mapping ABC check, which costs as
+    # much as the rest of the fold.
+    if type(headers) is list:
+        pairs = headers
+    elif type(headers) is dict or isinstance(headers, Mapping):
+        pairs = headers.items()
+    else:
+        pairs = headers
     cdef dict folded = {}
     cdef set duplicated = set()
     cdef str text

@@ -182,25 +182,27 @@ class ParamHeaders:
         reason = invalid_reason(input_schema)
         if reason is not None:
             raise ValueError(reason)
-        # (path, header name as sent, its lowercase key, compared as an integer)
-        self.entries: tuple[tuple[Path, str, str, bool], ...] = tuple(
+        # (path, header name as sent, its lowercase key, compared as an integer, the
+        # dotted path for reasons): computed once per tool, not per call.
+        self.entries: tuple[tuple[Path, str, str, bool, str], ...] = tuple(
             (
                 path,
                 PARAM_PREFIX + token,
                 (PARAM_PREFIX + token).lower(),
                 schema.get("type") == "integer",
+                ".".join(path),
             )
             for path, schema in _positions(input_schema)
             if path and isinstance(token := schema.get(X_MCP_HEADER), str)
         )
 
     def __repr__(self) -> str:
-        return f"ParamHeaders({[(name, '.'.join(path)) for path, name, _, _ in self.entries]!r})"
+        return f"ParamHeaders({[(entry[1], entry[4]) for entry in self.entries]!r})"
 
     @property
     def headers(self) -> dict[str, Path]:
         """Each ``Mcp-Param-*`` header name with the argument path it mirrors."""
-        return {name: path for path, name, _, _ in self.entries}
+        return {entry[1]: entry[0] for entry in self.entries}
 
     def mismatch(
         self,
@@ -214,9 +216,8 @@ class ParamHeaders:
         ``UNRENDERABLE`` otherwise); ``headers`` maps lowercase names to their first value;
         ``duplicated`` holds the lowercase names sent more than once.
         """
-        for path, name, key, integer in self.entries:
+        for path, name, key, integer, argument in self.entries:
             raw = headers.get(key)
-            argument = ".".join(path)
             if raw is not None and key in duplicated:
                 return f"{name} header appears more than once"
             value = value_at(path)
