@@ -30,15 +30,15 @@ from pathlib import Path
 if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
     del sys.path[0]
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
+import argparse
+import json
+import statistics
+import time
 
-import orjson  # noqa: E402
+import orjson
 
-import rpcline  # noqa: E402
-from rpcline import http  # noqa: E402
+import rpcline
+from rpcline import http
 
 V = "2026-07-28"
 META = {
