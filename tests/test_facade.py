@@ -158,7 +158,7 @@ def test_facade_end_to_end():
     )
 
 
-LAZY_SUBMODULES = ("aio", "corpus", "proxy", "sse")
+LAZY_SUBMODULES = ("aio", "corpus", "http", "proxy", "sse")
 
 LAZY_PROBE = """
 import json, sys, rpcline

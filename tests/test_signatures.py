@@ -68,3 +68,30 @@ def test_the_readers_have_signatures():
     for function in (rpcline.read_messages, rpcline.aio.messages):
         assert names(function)[:3] in (["file", "max_line_bytes", "chunk_bytes"],
                                        ["reader", "max_line_bytes", "chunk_bytes"])
+
+
+# The transports' modules: each public callable, core against twin, defaults included.
+TRANSPORTS = [(facade, name) for facade in ("sse", "http")
+              for name in import_module(f"rpcline.{facade}").__all__
+              if callable(getattr(import_module(f"rpcline.{facade}"), name))]
+
+
+@pytest.mark.parametrize(("facade", "name"), TRANSPORTS)
+def test_the_transports_have_signatures(facade, name):
+    inspect.signature(getattr(import_module(f"rpcline.{facade}"), name))
+
+
+@pytest.mark.c_extension
+@pytest.mark.parametrize(("facade", "name"), TRANSPORTS)
+def test_the_transports_signatures_match_between_the_twins(facade, name):
+    twin = getattr(import_module(f"rpcline._{facade}_py"), name)
+    core = getattr(import_module(f"rpcline._{facade}_c"), name, twin)  # shared: ParamHeaders
+    core_parameters = inspect.signature(core).parameters
+    twin_parameters = inspect.signature(twin).parameters
+    assert list(core_parameters) == list(twin_parameters)
+    for parameter in twin_parameters:
+        core_default, twin_default = (core_parameters[parameter].default,
+                                      twin_parameters[parameter].default)
+        if callable(twin_default):  # each implementation's own parse
+            core_default, twin_default = core_default.__name__, twin_default.__name__
+        assert core_default == twin_default, parameter

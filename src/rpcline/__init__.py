@@ -115,6 +115,7 @@ _SUBMODULES: frozenset[str] = frozenset(
     {
         "aio",
         "corpus",
+        "http",
         "proxy",
         "sse",
     }
@@ -123,6 +124,7 @@ _SUBMODULES: frozenset[str] = frozenset(
 if TYPE_CHECKING:  # mypy sees the submodules as attributes, and no __getattr__ hiding typos
     from rpcline import aio as aio
     from rpcline import corpus as corpus
+    from rpcline import http as http
     from rpcline import proxy as proxy
     from rpcline import sse as sse
 else:

@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, embedsignature=True, embedsignature.format=clinic
 """The Cython core of SSE: ``_sse_py.py`` documents the behaviour, this mirrors it.
 
 Line ends are found with memchr in the chunk's own buffer. An event whose only data line
@@ -15,6 +15,8 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.string cimport memchr, memcmp, memcpy, memmove
 
 from rpcline._message_c cimport ParseError, Refused, _parse_decodable
+from inspect import Parameter, Signature  # importlib.metadata loads inspect anyway
+
 from rpcline._message_c import parse
 from rpcline._route_c cimport _prefix_id, _refusal
 from rpcline._route_c import Route, route
@@ -44,7 +46,10 @@ cdef struct Buffer:
 # No freelist: as for Route, its inlined memset costs more than the allocator saves.
 @cython.final
 cdef class Event:
-    """One dispatched event: its type, the stream's last event id and reconnection time
+    """Event(event='message', id='', retry=None, message=None)
+--
+
+    One dispatched event: its type, the stream's last event id and reconnection time
     when it was dispatched, and ``classify``'s result for its data (``None`` when the data
     holds only JSON whitespace, as in the empty priming event a resumable server sends).
     """
@@ -109,6 +114,13 @@ cdef class EventStreamParser:
     cdef bint _after_cr  # the last chunk ended with CR: an LF first is that line's end
     cdef bint _at_start  # a BOM may still be arriving
     cdef bint _closed
+
+    # For inspect.signature: a text signature cannot name parse as a default.
+    __signature__ = Signature([
+        Parameter("max_event_bytes", Parameter.POSITIONAL_OR_KEYWORD,
+                  default=DEFAULT_MAX_EVENT_BYTES),
+        Parameter("classify", Parameter.KEYWORD_ONLY, default=parse),
+    ])
 
     def __cinit__(self, max_event_bytes=DEFAULT_MAX_EVENT_BYTES, *, classify=parse):
         if type(max_event_bytes) is not int:

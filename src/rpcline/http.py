@@ -1,0 +1,42 @@
+"""MCP 2026-07-28 Streamable HTTP: one call decides what to do with a POST.
+
+``check_request(body, headers)`` runs the official SDK's validation ladder (parse error,
+notification, envelope, duplicated routing headers, the ``_meta`` envelope, the mirrored
+``MCP-Protocol-Version`` / ``Mcp-Method`` / ``Mcp-Name`` headers, the version,
+``Mcp-Param-*``) on the body's bytes, decoding only what the rungs read, and returns a
+``Verdict`` with the HTTP status and the error response to send. ``ParamHeaders`` compiles
+a tool's ``x-mcp-header`` annotations once. The Cython core is used when it was built and
+``RPCLINE_NO_EXTENSIONS`` is unset, as for ``rpcline`` itself.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rpcline import IMPLEMENTATION as _IMPLEMENTATION
+from rpcline._http_schema import ParamHeaders
+
+__all__ = (
+    "HeaderMismatch",
+    "ParamHeaders",
+    "UnsupportedProtocolVersion",
+    "Verdict",
+    "check_request",
+)
+
+# The implementation rpcline itself picked: the verdict's route and errors are then the
+# classes rpcline exports (isinstance(verdict.error, rpcline.ProtocolError) holds).
+if TYPE_CHECKING or _IMPLEMENTATION == "python":
+    from rpcline._http_py import (
+        HeaderMismatch,
+        UnsupportedProtocolVersion,
+        Verdict,
+        check_request,
+    )
+else:
+    from rpcline._http_c import (
+        HeaderMismatch,
+        UnsupportedProtocolVersion,
+        Verdict,
+        check_request,
+    )
