@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -139,6 +140,9 @@ ISOLATED = Path(__file__).parent / "isolated"
 posix = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals, select() on "
                            "pipes, SIGPIPE semantics and getrusage are POSIX")
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+# The bars are tqdm's: the progress extra (.ci/run installs it; the test extra does not).
+tqdm = pytest.mark.skipif(importlib.util.find_spec("tqdm") is None,
+                          reason="tqdm is not installed (pip install '.[progress]')")
 BIG_LINE = 33 * 1024 * 1024  # over the 32 MiB from which check shows a bar; one huge line
 ERROR_RESPONSES = (
     b'{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"Method not found"}}\n'
@@ -534,6 +538,7 @@ def test_bench_reads_stdin_as_dash(implementation):
 
 
 @posix
+@tqdm
 def test_bench_shows_progress_on_a_terminal(implementation, tmp_path: Path):
     path = tmp_path / "session.jsonl"
     path.write_bytes(SESSION * 50)
@@ -556,6 +561,7 @@ def test_bench_unreadable_file_is_status_2(implementation, tmp_path: Path):
 
 
 @posix
+@tqdm
 def test_refusals_go_through_tqdm_write_while_a_bar_is_shown(implementation, big_file):
     status, shown, _ = on_terminal(implementation, "check", str(big_file))
     assert status == 1
@@ -568,6 +574,7 @@ def test_refusals_go_through_tqdm_write_while_a_bar_is_shown(implementation, big
 
 
 @posix
+@tqdm
 def test_without_tqdm_a_large_file_gets_one_hint(implementation, tmp_path: Path):
     large = tmp_path / "large.jsonl"
     with large.open("wb") as out:
