@@ -231,7 +231,7 @@ class EventStreamParser:
         self._data += memoryview(buf)[start:end]
         self._data.append(0x0A)
 
-    def _flush_span(self, buf: bytes) -> None:
+    def _flush_span(self, buf: bytes | bytearray) -> None:
         """The event's first data value leaves the chunk for the data buffer."""
         if self._span is not None:
             start, end = self._span
@@ -239,10 +239,11 @@ class EventStreamParser:
             self._data.append(0x0A)
             self._span = None
 
-    def _dispatch(self, events: list[Event], buf: bytes) -> None:
+    def _dispatch(self, events: list[Event], buf: bytes | bytearray) -> None:
         if self._span is not None:
             start, end = self._span
-            data = buf[start:end]
+            span = buf[start:end]
+            data = span if isinstance(span, bytes) else bytes(span)  # classify gets bytes
             self._span = None
         elif self._data:
             data = bytes(self._data[:-1])
@@ -308,12 +309,12 @@ def _data_value(line: bytearray) -> int:
     return len(line)
 
 
-def _event_type(value: bytes) -> str:
+def _event_type(value: bytes | bytearray) -> str:
     """The type an event field sets: an empty one dispatches as "message", the common type."""
     return "message" if value in (b"", b"message") else _text(value)
 
 
-def _text(value: bytes) -> str:
+def _text(value: bytes | bytearray) -> str:
     # The stream is UTF-8 decoded with replacement (WHATWG).
     return value.decode("utf-8", "replace")
 
