@@ -6,7 +6,9 @@
    directly and through each relay, in interleaved rounds. Reported: the relay process's
    own CPU time per request+response (utime + stime from /proc, after a warm-up), and the
    wall time of the round.
-2. Sequential SDK calls: the official SDK's client calls a tool of ``tests/sdk_server.py``
+2. Sequential raw round trips: one request at a time to the trivial server; wall time and
+   relay CPU per trip.
+3. Sequential SDK calls: the official SDK's client calls a tool of ``tests/sdk_server.py``
    one call at a time, directly and through ``rpcline proxy``; calls per second.
 
 The relays: ``rpcline proxy``; a naive asyncio relay (``readline()``, ``json.loads``,
@@ -135,6 +137,30 @@ def pipelined(relay: list[str] | None, count: int) -> tuple[float, float]:
     return cpu, wall
 
 
+def sequential_raw(relay: list[str] | None, count: int) -> tuple[float, float]:
+    """(wall us, relay CPU us) per round trip: one request written, its answer read, in turn."""
+    command = [*(relay or []), PYTHON, "-c", SERVER]
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=ENV,
+                          stderr=subprocess.DEVNULL) as process:
+        assert process.stdin is not None and process.stdout is not None
+        lines = [requests(i, 1) for i in range(count + 100)]
+        for line in lines[:100]:  # warm-up
+            process.stdin.write(line)
+            process.stdin.flush()
+            process.stdout.readline()
+        cpu = cpu_seconds(process.pid)
+        started = time.perf_counter()
+        for line in lines[100:]:
+            process.stdin.write(line)
+            process.stdin.flush()
+            process.stdout.readline()
+        wall = time.perf_counter() - started
+        cpu = cpu_seconds(process.pid) - cpu
+        process.stdin.close()
+        process.wait(5)
+    return wall / count * 1e6, (cpu / count * 1e6 if relay else 0.0)
+
+
 def sequential_sdk(relay: list[str] | None, calls: int) -> tuple[float, float]:
     """(calls a second, CPU us a call of the client's child), directly or through ``relay``."""
     script = ROOT / "benchmarks" / "_sdk_calls.py"
@@ -171,6 +197,17 @@ def main() -> int:
             continue
         per = statistics.median(cpu[name]) / args.requests * 1e6 if name != "direct" else 0.0
         print(f"  {name:<22} {per:22.1f} {statistics.median(wall[name]) * 1e3:9.0f}")
+    raw: dict[str, list[tuple[float, float]]] = {name: [] for name in args.relays}
+    for round in range(args.rounds):
+        names = args.relays[round % len(args.relays):] + args.relays[:round % len(args.relays)]
+        for name in names:
+            if name != "SDK stdio transports":  # about 1 ms a trip: the pipelined figure says it
+                raw[name].append(sequential_raw(RELAYS[name], 2000))
+    print("sequential raw round trips, 2000 a round: wall us / relay CPU us a trip")
+    for name, figures in raw.items():
+        if figures:
+            print(f"  {name:<22} {statistics.median(f[0] for f in figures):8.0f} "
+                  f"{statistics.median(f[1] for f in figures):8.0f}")
     if cpu.get("rpcline proxy") and cpu.get("naive asyncio relay"):
         ratio = statistics.median(cpu["rpcline proxy"]) / statistics.median(cpu["naive asyncio relay"])
         print(f"  target: rpcline proxy CPU <= 0.30x the naive relay's: {ratio:.2f}x "
