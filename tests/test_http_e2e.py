@@ -19,8 +19,6 @@ here.
 from __future__ import annotations
 
 import json
-import socket
-from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -33,7 +31,7 @@ anyio = pytest.importorskip("anyio", reason="anyio comes with the MCP SDK")
 httpx = pytest.importorskip("httpx", reason="httpx comes with the MCP SDK's dependencies: "
                             "nothing to send forged requests with")
 
-from mcp.server.mcpserver import MCPServer
+from _asgi import serving, two_tool_server
 
 from rpcline import http
 
@@ -87,42 +85,6 @@ class Guard:
         await self.app(scope, replay, send)
 
 
-def _server() -> MCPServer:
-    server = MCPServer("rpcline-http-e2e", version="1.0")
-
-    @server.tool()
-    def add(a: int, b: int) -> int:
-        """Integers of any size."""
-        return a + b
-
-    @server.tool()
-    def echo(text: str) -> str:
-        """Say it back."""
-        return text
-
-    return server
-
-
-@asynccontextmanager
-async def _serving(app: Any):
-    """Serve ``app`` with uvicorn on a free 127.0.0.1 port; yield the /mcp URL; stop it."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))  # a free port, held from the start: no race for it
-    url = f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(lambda: server.serve(sockets=[listener]))
-        try:
-            with anyio.fail_after(10):
-                while not server.started:
-                    await anyio.sleep(0.01)
-            with anyio.fail_after(15):
-                yield url
-        finally:
-            server.should_exit = True
-    listener.close()
-
-
 async def _session(url: str) -> list[Any]:
     async with mcp.Client(url) as client:
         tools = await client.list_tools()
@@ -133,10 +95,10 @@ async def _session(url: str) -> list[Any]:
 
 
 def test_an_sdk_session_passes_through_the_guard_unchanged():
-    guard = Guard(_server().streamable_http_app())
+    guard = Guard(two_tool_server("rpcline-http-e2e").streamable_http_app())
 
     async def main() -> tuple[list[Any], list[Any]]:
-        async with _serving(guard) as url:
+        async with serving(guard, timeout=15) as url:
             guard.enabled = False
             direct = await _session(url)
             guard.enabled = True
@@ -176,11 +138,11 @@ FORGED = {
 
 
 def test_forged_headers_are_refused_by_the_guard():
-    guard = Guard(_server().streamable_http_app())
+    guard = Guard(two_tool_server("rpcline-http-e2e").streamable_http_app())
 
     async def main() -> dict[str, Any]:
         answers: dict[str, Any] = {}
-        async with _serving(guard) as url, httpx.AsyncClient(timeout=10) as client:
+        async with serving(guard, timeout=15) as url, httpx.AsyncClient(timeout=10) as client:
             for enabled in (True, False):  # guarded, then the SDK's own answer
                 guard.enabled = enabled
                 for case, (body, headers) in FORGED.items():

@@ -10,7 +10,6 @@ store, so its responses carry event ids and it primes each stream with an empty 
 
 from __future__ import annotations
 
-import socket
 from itertools import count
 from typing import Any
 
@@ -24,8 +23,9 @@ anyio = pytest.importorskip("anyio", reason="anyio comes with the MCP SDK")
 
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
-from mcp.server.mcpserver import MCPServer  # noqa: E402
 from mcp.server.streamable_http import EventStore  # noqa: E402
+
+from _asgi import serving, two_tool_server  # noqa: E402
 
 import rpcline  # noqa: E402
 from rpcline import sse  # noqa: E402
@@ -88,42 +88,17 @@ async def _session(url: str) -> list[dict]:
         return [result.model_dump(mode="json") for result in (initialized, tools, added, echoed)]
 
 
-def _server() -> MCPServer:
-    server = MCPServer("rpcline-sse-e2e", version="1.0")
-
-    @server.tool()
-    def add(a: int, b: int) -> int:
-        """Integers of any size."""
-        return a + b
-
-    @server.tool()
-    def echo(text: str) -> str:
-        """Say it back."""
-        return text
-
-    return server
-
-
 def test_an_sdk_session_passes_through_the_relay_unchanged():
-    relay = Relay(_server().streamable_http_app(event_store=MemoryEventStore(), retry_interval=500))
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))  # a free port, held from the start: no race for it
-    url = f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
-    server = uvicorn.Server(uvicorn.Config(relay, log_level="warning", lifespan="on"))
+    app = two_tool_server("rpcline-sse-e2e").streamable_http_app(
+        event_store=MemoryEventStore(), retry_interval=500)
+    relay = Relay(app)
 
     async def main() -> tuple[list[dict], list[dict]]:
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(lambda: server.serve(sockets=[listener]))
-            while not server.started:
-                await anyio.sleep(0.01)
-            try:
-                with anyio.fail_after(60):
-                    relay.enabled = False
-                    direct = await _session(url)
-                    relay.enabled = True
-                    relayed = await _session(url)
-            finally:
-                server.should_exit = True
+        async with serving(relay) as url:
+            relay.enabled = False
+            direct = await _session(url)
+            relay.enabled = True
+            relayed = await _session(url)
         return direct, relayed
 
     direct, relayed = anyio.run(main)
