@@ -33,7 +33,7 @@ KILL_AFTER: Final = 2.0  # seconds between SIGTERM and SIGKILL for a child that 
 # inherited it must not keep the callers waiting. What the server wrote before it exited is
 # in the pipe already and is read within a loop iteration or two.
 EXIT_GRACE: Final = 0.5
-CANCELLED: Final = b"notifications/cancelled"
+CANCELLED: Final = "notifications/cancelled"
 
 
 class _Recorder:
@@ -94,7 +94,7 @@ def _cancelled_id(r: rpcline.Route) -> Any:
     The SDKs never answer a request once it is cancelled, so the relay must stop waiting
     for it. Rare, so decoding the whole line costs nothing that matters.
     """
-    if r.method != "notifications/cancelled" or type(r.line) is not bytes:
+    if type(r.line) is not bytes:
         return None
     with contextlib.suppress(orjson.JSONDecodeError):
         params = orjson.loads(r.line).get("params")
@@ -158,10 +158,10 @@ class _ServerPipes(asyncio.SubprocessProtocol):
         self.session.server_exited()
 
     def pause_writing(self) -> None:  # the server's stdin pipe is full
-        self.session._pause_client("server input")
+        self.session.pause_client("server input")
 
     def resume_writing(self) -> None:
-        self.session._resume_client("server input")
+        self.session.resume_client("server input")
 
 
 class _Session:
@@ -170,7 +170,6 @@ class _Session:
         loop = asyncio.get_running_loop()
         self.loop = loop
         self.client_in, self.client_out = reader, writer
-        self.limit = max_line_bytes
         self.drain_timeout = drain_timeout
         self.log = log
         self.summary = summary
@@ -185,7 +184,7 @@ class _Session:
         self.server_gone: str | None = None  # why the server can take no more, once it can't
         self.client_gone = False  # the client's output broke: nothing more reaches it
         self.answered_all = asyncio.Event()  # set whenever client_pending empties
-        self.client_parser: rpcline.StreamParser | None = None  # when chunks come by callback
+        self.client_parser = rpcline.StreamParser(max_line_bytes, classify=rpcline.route)
         self.client_reader: Attachable | None = None
         self.client_paused: set[str] = set()  # why the client is not read now
         self.client_unpaused = asyncio.Event()
@@ -206,7 +205,6 @@ class _Session:
     async def run(self) -> int:
         """Relay until the server has said all it will; its exit status (128 + N for signal N)."""
         if isinstance(self.client_in, Attachable):  # a pipe of open_stdio's, say
-            self.client_parser = rpcline.StreamParser(self.limit, classify=rpcline.route)
             self.client_reader = self.client_in
             self.client_in.attach(self)
         else:
@@ -228,17 +226,15 @@ class _Session:
         """A chunk from the client, by callback (``Consumer``)."""
         if self.recorder.client is not None:
             self.recorder.client.write(data)
-        assert self.client_parser is not None
         self._from_client(self.client_parser.feed(data))
 
     def client_eof(self) -> None:
-        assert self.client_parser is not None
         self._from_client(self.client_parser.close())
         self.client_done = self.loop.create_task(self._after_client_eof())
 
     async def _client_to_server(self) -> None:
         """The client's side for any ``Reader``: a task that reads it."""
-        parser = rpcline.StreamParser(self.limit, classify=rpcline.route)
+        parser = self.client_parser
         record = self.recorder.client
         try:
             while chunk := await self.client_in.read(READ_BYTES):
@@ -280,7 +276,7 @@ class _Session:
             elif kind == "refused":
                 self._client_refused(r, answers, forward)
                 continue
-            elif r.method_span is not None and CANCELLED in r.line:
+            elif r.method == CANCELLED:
                 self._answered(_cancelled_id(r))  # the server will not answer it now
             forward.append(r.line)
         if forward and self.server_gone is None and self.server_in is not None:
@@ -288,15 +284,15 @@ class _Session:
         if answers:
             self._to_client(_lines(answers))
             if self.client_draining is not None:  # our own answers congest it: wait
-                self._pause_client("answers")
+                self.pause_client("answers")
 
-    def _pause_client(self, reason: str) -> None:
-        """Stop reading the client until ``reason`` is over (``_resume_client``)."""
+    def pause_client(self, reason: str) -> None:
+        """Stop reading the client until ``reason`` is over (``resume_client``)."""
         if not self.client_paused and self.client_reader is not None:
             self.client_reader.pause()
         self.client_paused.add(reason)
 
-    def _resume_client(self, reason: str) -> None:
+    def resume_client(self, reason: str) -> None:
         if reason not in self.client_paused:
             return
         self.client_paused.discard(reason)
@@ -326,7 +322,7 @@ class _Session:
     def server_input_closed(self) -> None:
         if self.server_gone is None:
             self.server_gone = "the server closed its input"
-        self._resume_client("server input")  # nothing waits for a pipe that is gone
+        self.resume_client("server input")  # nothing waits for a pipe that is gone
 
     # --- server to client (protocol callbacks) ------------------------------------------------
 
@@ -348,7 +344,7 @@ class _Session:
             elif kind == "refused":
                 self._server_refused(r, forward)
                 continue
-            elif r.method_span is not None and CANCELLED in r.line:
+            elif r.method == CANCELLED:
                 self.server_pending.pop(_cancelled_id(r), None)
             forward.append(r.line)
         if forward:
@@ -405,7 +401,7 @@ class _Session:
         self.client_draining = None
         if self.server_out is not None and not self.server_out.is_closing():
             self.server_out.resume_reading()
-        self._resume_client("answers")
+        self.resume_client("answers")
 
     # --- the end ------------------------------------------------------------------------------
 
