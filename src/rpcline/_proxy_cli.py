@@ -7,21 +7,18 @@ import signal
 import sys
 from typing import Any
 
-from rpcline._cli_shared import Outcome, seconds
+from rpcline._cli_shared import HelpFormatter, Outcome, epilog, seconds
 
 DESCRIPTION = """\
 Start COMMAND (a stdio JSON-RPC / MCP server) and relay newline-delimited JSON-RPC
 between this process's stdin/stdout (the client) and the server's, byte for byte.
 Refused client requests are answered; requests still pending when the server exits,
 or whose answer is refused, get a -32000 "Connection closed" error; nothing waits
-forever. Logs and a summary go to stderr.
+forever. Logs and a summary go to stderr."""
 
-exit status: the server's (128 + N when signal N ended it); 2 when COMMAND cannot
-start or the command line is wrong.
-
-example:
-  rpcline proxy --record session -- python -m my_mcp_server
-"""
+STATUS = """\
+N  the server's exit status (128 + N when signal N ended it)
+2  COMMAND cannot start, or the command line is wrong"""
 
 # Aimed at the proxy alone (kill PID): passed on. The server shares the proxy's process
 # group, so a terminal's Ctrl-C (SIGINT to the group) reaches it directly; the proxy only
@@ -33,7 +30,9 @@ def add_parser(commands: Any, positive: Any) -> None:
     """The ``proxy`` subcommand, on the ``rpcline`` command's subparsers."""
     proxy = commands.add_parser(
         "proxy", help="relay a stdio MCP server, forwarding bytes, never leaving a caller hanging",
-        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=DESCRIPTION, formatter_class=HelpFormatter,
+        epilog=epilog(STATUS, "rpcline proxy -- python -m my_mcp_server",
+                      "rpcline proxy --record session -- python -m my_mcp_server"),
     )
     proxy.add_argument("--max-line-bytes", type=positive, default=None, metavar="N",
                        help="longest line either way (default: 64 MiB; SDK sessions carry "
@@ -42,8 +41,7 @@ def add_parser(commands: Any, positive: Any) -> None:
                        help="write PREFIX.client.jsonl and PREFIX.server.jsonl: every byte "
                             "each side sent")
     proxy.add_argument("--drain-timeout", type=seconds, default=10.0, metavar="S",
-                       help="after the client's EOF, seconds to wait for pending answers "
-                            "(default: %(default)s)")
+                       help="after the client's EOF, seconds to wait for pending answers")
     proxy.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG...]",
                        help="the server to start and its arguments, after --")
     proxy.set_defaults(run=run)
