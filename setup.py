@@ -29,10 +29,11 @@ def extensions():
         Extension(
             f"rpcline.{name}",
             [f"src/rpcline/{name}.pyx"],
+            include_dirs=["src/rpcline"],  # _scan.h, wherever the generated C is written
             extra_compile_args=compile_args,
             define_macros=macros,
         )
-        for name in ("_message_c", "_stream_c", "_route_c", "_sse_c", "_http_c")
+        for name in ("_message_c", "_scan_c", "_route_c", "_stream_c", "_sse_c", "_http_c")
     ]
     # A debug build keeps its generated C and objects in build/debug: cythonize and build_ext
     # reuse what is newer than the sources and know nothing of these settings, so a tree

@@ -6,7 +6,7 @@ A binary wheel holds the package's Python modules (the twins included), ``py.typ
 compiled module per ``.pyx`` (on Linux without debug info) and its metadata, and nothing
 else: no C, no Cython sources, no tests. A pure-Python wheel (``RPCLINE_NO_EXTENSIONS=1``,
 tag ``py3-none-any``) holds the same without compiled modules. An sdist holds what a build
-without git needs: the Cython sources and ``.pxd``, the build files, the pinned build
+without git needs: the Cython sources, ``.pxd`` and C headers, the build files, the pinned build
 constraints, the tests and the example they run, and no generated C or build output.
 
 The expected files come from the source tree this script sits in (git's list of tracked
@@ -49,6 +49,7 @@ def source_files() -> dict[str, list[PurePosixPath]]:
         "python": tracked(f"{src}/*.py"),
         "cython": tracked(f"{src}/*.pyx"),
         "pxd": tracked(f"{src}/*.pxd"),
+        "headers": tracked(f"{src}/*.h"),
         "tests": tracked("tests/*.py"),
         "examples": tracked("examples/*.py"),
         "traffic": tracked("benchmarks/data/*.jsonl"),
@@ -112,7 +113,7 @@ def check_sdist(path: Path, sources: dict[str, list[PurePosixPath]]) -> list[str
         "PKG-INFO", "pyproject.toml", "setup.py", "MANIFEST.in", "README.md",
         "build-constraints.txt", f"src/{PACKAGE}/py.typed",
     }
-    for group in ("python", "cython", "pxd", "tests", "examples", "traffic"):
+    for group in ("python", "cython", "pxd", "headers", "tests", "examples", "traffic"):
         required |= {str(file) for file in sources[group]}
     problems = [f"missing {name}" for name in sorted(required - names)]
     for name in sorted(names):

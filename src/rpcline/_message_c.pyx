@@ -30,7 +30,7 @@ from rpcline._message_py import (
     UNEXPECTED_CHARACTER,
 )
 # The twin's function, on the error path only (_route_py needs only _message_py).
-from rpcline._route_py import utf8_reason
+from rpcline._scan_py import utf8_reason
 
 cdef extern from "Python.h":
     bint PyDict_CheckExact(object)

@@ -12,6 +12,8 @@ from typing import Any, ClassVar, Final, TypeAlias
 
 import orjson
 
+from rpcline._scan_py import utf8_reason
+
 __all__ = (
     "ClientResponse",
     "Incoming",
@@ -206,8 +208,6 @@ def _decode_reason(line: str | bytes | bytearray | memoryview, error: Exception)
     UTF-8: orjson says "surrogates not allowed" for any bad byte, and names no offset."""
     reason = str(error)
     if reason.startswith(NOT_UTF8):
-        from rpcline._route_py import utf8_reason  # _route_py imports this module
-
         return utf8_reason(line) or reason
     return reason
 

@@ -18,7 +18,8 @@ from rpcline._message_c cimport ParseError, Refused, _parse_decodable
 from inspect import Parameter, Signature  # importlib.metadata loads inspect anyway
 
 from rpcline._message_c import parse
-from rpcline._route_c cimport _prefix_id, _refusal
+from rpcline._route_c cimport _refusal
+from rpcline._scan_c cimport _prefix_id
 from rpcline._route_c import Route, route
 
 from rpcline._sse_py import DATA_PREFIX, DEFAULT_MAX_EVENT_BYTES, EVENT_TOO_LONG, encode

@@ -14,7 +14,8 @@ from libc.string cimport memchr, memcmp, memcpy
 
 from rpcline._message_c cimport ParseError, Refused, _parse_decodable
 from rpcline._message_c import parse
-from rpcline._route_c cimport _prefix_id, _refusal
+from rpcline._route_c cimport _refusal
+from rpcline._scan_c cimport _prefix_id
 from rpcline._route_c import route
 
 from rpcline._stream_py import DEFAULT_MAX_LINE_BYTES, LINE_TOO_LONG, not_lines
