@@ -90,6 +90,12 @@ def impl(request: pytest.FixtureRequest) -> ModuleType:
 
 
 @pytest.fixture(scope="session")
+def hmod(impl: ModuleType) -> ModuleType:
+    """The http module of the implementation under test (_http_c or _http_py)."""
+    return import_module(impl.__name__.replace("_message", "_http"))
+
+
+@pytest.fixture(scope="session")
 def c_module() -> ModuleType:
     """The Cython core itself, for tests that compare the two (mark them c_extension)."""
     try:

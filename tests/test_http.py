@@ -1,6 +1,7 @@
 """rpcline.http: the MCP 2026-07-28 HTTP ladder, rule by rule and against the official SDK.
 
-Every test taking ``hmod`` runs on both implementations (``_http_c`` and ``_http_py``).
+Every test taking ``hmod`` (conftest.py) runs on both implementations (``_http_c`` and
+``_http_py``).
 The oracle tests feed hypothesis-generated bodies and header sets to ``check_request``
 and to the SDK's own functions, called as ``mcp/server/_streamable_http_modern.py`` calls
 them, and compare the HTTP status and the JSON-RPC error code; where rpcline differs on
@@ -45,12 +46,6 @@ DIFFERENCES = {
     "headers-none": "headers=None skips every header rung (classify_inbound_request's "
     "headers=None); notifications are then accepted without a version check",
 }
-
-
-@pytest.fixture(scope="session")
-def hmod(impl: ModuleType) -> ModuleType:
-    """The http module of the implementation under test (_http_c or _http_py)."""
-    return importlib.import_module(impl.__name__.replace("_message", "_http"))
 
 
 def request(method: str = "tools/call", id: object = 1, **params: object) -> bytes:

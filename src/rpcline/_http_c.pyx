@@ -9,8 +9,13 @@ costs little more than ``route``.
 
 cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.string cimport memchr
+from cpython.dict cimport PyDict_Next
+from cpython.object cimport PyObject
+from cpython.sequence cimport PySequence_Fast_GET_SIZE, PySequence_Fast_ITEMS
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
+from cpython.dict cimport PyDict_GetItem
+from cpython.unicode cimport PyUnicode_DecodeLatin1, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH
+from libc.string cimport memchr, memcmp
 
 import orjson
 
@@ -39,13 +44,22 @@ from rpcline._http_py import (
 from rpcline._http_schema import ABSENT, UNRENDERABLE, decode_header_value
 
 from rpcline._message_c cimport ProtocolError
+from rpcline._route_c cimport NOTIFICATION, REQUEST, RESPONSE, Route, _routed
+from rpcline._scan_c cimport (
+    N_ARGUMENTS, N_CAPABILITIES, N_META, N_NAME, N_URI, N_VERSION, V_OBJECT, V_STRING,
+    Noted, Scan, cursor, _text as _string_at,
+)
 
 from rpcline._message_c import InvalidParams, InvalidRequest, ParseError
 from rpcline._message_py import BAD_PARAMS, BATCHING, NOT_AN_OBJECT
-from rpcline._route_c import route
 
 from collections.abc import Mapping
 from inspect import Parameter, Signature  # importlib.metadata loads inspect anyway
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_COMPACT_ASCII(object)
+    void* PyUnicode_DATA(object)
+    const char* PyUnicode_AsUTF8AndSize(object, Py_ssize_t*) except NULL
 
 cdef object _loads = orjson.loads
 cdef object _dumps = orjson.dumps
@@ -107,8 +121,10 @@ A protocol version the server does not serve (MCP -32022)."""
         return (UnsupportedProtocolVersion, (self.reason, self.supported, self.requested))
 
 
+# No freelist and no GC, as for Route: a verdict holds a route, strs, an error and bytes,
+# none of which can refer back to it.
 @cython.final
-@cython.freelist(16)
+@cython.no_gc
 cdef class Verdict:
     """Verdict(status, route, name, protocol_version, error, response)
 --
@@ -173,7 +189,8 @@ cdef inline bint _mcp_prefix(const unsigned char* p, Py_ssize_t size) noexcept:
 
 
 cdef tuple _fold(object headers):
-    """The ``mcp-*`` headers by lowercase name (first value wins), and those sent twice."""
+    """The ``mcp-*`` headers by lowercase name (first value wins), and those sent twice
+    (in the order their second copy came). The general fold: ``_fold_fast`` first."""
     # An exact list (what ASGI gives) or dict skips the Mapping ABC check, which costs as
     # much as the rest of the fold.
     if type(headers) is list:
@@ -183,7 +200,7 @@ cdef tuple _fold(object headers):
     else:
         pairs = headers
     cdef dict folded = {}
-    cdef set duplicated = set()
+    cdef dict duplicated = {}  # in the order of their second copy, as the SDK reports them
     cdef str text
     for name, value in pairs:
         if type(name) is bytes:
@@ -202,10 +219,161 @@ cdef tuple _fold(object headers):
         elif type(value) is not str:
             value = _text(value, "value")
         if text in folded:
-            duplicated.add(text)
+            duplicated[text] = None
         else:
             folded[text] = value
     return folded, duplicated
+
+
+# The fast fold: exact bytes or ASCII str pairs in a list, tuple or dict, read in place.
+cdef struct Header:
+    const unsigned char* data  # the value's bytes (latin-1 text), NULL when not read in place
+    Py_ssize_t size
+    PyObject* value  # borrowed from the caller's headers (or the general fold's dict); NULL: absent
+
+cdef enum:
+    MAX_PARAM_HEADERS = 8  # more go to the general fold
+
+cdef struct Folded:
+    Header routing[3]  # by ROUTING_ORDER: version, method, name
+    int duplicated  # 1 + the ROUTING_ORDER index of the first routing header sent twice, or 0
+    Py_ssize_t params
+    Header param_names[MAX_PARAM_HEADERS]
+    Header param_values[MAX_PARAM_HEADERS]
+
+cdef enum:
+    H_VERSION, H_METHOD, H_NAME
+cdef tuple ROUTING_ORDER = (VERSION_HEADER, METHOD_HEADER, NAME_HEADER)
+
+
+cdef inline bint _view(PyObject* item, Header* h) noexcept:
+    """Point ``h`` at the bytes of an exact bytes or ASCII str; False for anything else."""
+    if type(<object>item) is bytes:
+        h.data = <const unsigned char*>PyBytes_AS_STRING(<object>item)
+        h.size = PyBytes_GET_SIZE(<object>item)
+    elif type(<object>item) is str and PyUnicode_IS_COMPACT_ASCII(<object>item):
+        h.data = <const unsigned char*>PyUnicode_DATA(<object>item)
+        h.size = PyUnicode_GET_LENGTH(<object>item)
+    else:
+        return False
+    h.value = item
+    return True
+
+
+cdef inline bint _lower_is(const unsigned char* p, const char* lower, Py_ssize_t size) noexcept:
+    """Whether ``p`` folds to ``lower`` (ASCII lowercase, as ``str.lower()`` on latin-1).
+    ASGI names come lowercase already: one memcmp decides those."""
+    cdef Py_ssize_t i
+    cdef unsigned char c
+    if memcmp(p, lower, size) == 0:
+        return True
+    for i in range(size):
+        c = p[i]
+        if 0x41 <= c <= 0x5A:
+            c |= 0x20
+        if c != <unsigned char>lower[i]:
+            return False
+    return True
+
+
+cdef inline bint _fold_pair(PyObject* name, PyObject* value, Folded* f) noexcept:
+    cdef Header n, v
+    cdef int which
+    if not _view(name, &n):
+        return False
+    if not _mcp_prefix(n.data, n.size):
+        return True
+    if not _view(value, &v):
+        return False
+    if n.size == 20 and _lower_is(n.data, b"mcp-protocol-version", 20):
+        which = H_VERSION
+    elif n.size == 10 and _lower_is(n.data, b"mcp-method", 10):
+        which = H_METHOD
+    elif n.size == 8 and _lower_is(n.data, b"mcp-name", 8):
+        which = H_NAME
+    else:
+        if n.size > 10 and _lower_is(n.data, b"mcp-param-", 10):
+            if f.params == MAX_PARAM_HEADERS:
+                return False
+            f.param_names[f.params] = n
+            f.param_values[f.params] = v
+            f.params += 1
+        return True
+    if f.routing[which].value == NULL:
+        f.routing[which] = v
+    elif f.duplicated == 0:
+        f.duplicated = which + 1
+    return True
+
+
+cdef bint _fold_fast(object headers, Folded* f) noexcept:
+    """``_fold`` without allocating, for exact types; False when the general fold must run."""
+    cdef Py_ssize_t i = 0, count
+    cdef PyObject* key
+    cdef PyObject* item
+    cdef PyObject** pairs
+    f.routing[0].value = f.routing[1].value = f.routing[2].value = NULL
+    f.duplicated = 0
+    f.params = 0
+    if type(headers) is list or type(headers) is tuple:
+        # Borrowed items, no iterator: nothing here runs Python code that could change them.
+        pairs = PySequence_Fast_ITEMS(headers)
+        count = PySequence_Fast_GET_SIZE(headers)
+        for i in range(count):
+            item = pairs[i]
+            if type(<object>item) is not tuple or PyTuple_GET_SIZE(<object>item) != 2:
+                return False
+            if not _fold_pair(PyTuple_GET_ITEM(<object>item, 0),
+                              PyTuple_GET_ITEM(<object>item, 1), f):
+                return False
+        return True
+    if type(headers) is dict:
+        while PyDict_Next(headers, &i, &key, &item):
+            if not _fold_pair(key, item, f):
+                return False
+        return True
+    return False
+
+
+cdef int _from_general(dict folded, dict duplicated, Folded* f) except -1:
+    """The general fold's result as a Folded: values as objects, nothing read in place."""
+    cdef int which
+    f.duplicated = 0
+    f.params = MAX_PARAM_HEADERS + 1  # never read in place
+    for which in range(3):
+        value = folded.get(ROUTING_ORDER[which])  # the dict keeps it alive
+        f.routing[which].data = NULL
+        f.routing[which].value = NULL if value is None else <PyObject*>value
+    for header in duplicated:
+        if header in ROUTING_HEADERS:
+            f.duplicated = 1 + ROUTING_ORDER.index(header)
+            return 0
+    return 0
+
+
+cdef inline str _header_text(Header* h):
+    """A header value as the SDK reads it: latin-1 text."""
+    if type(<object>h.value) is bytes:
+        return PyUnicode_DecodeLatin1(PyBytes_AS_STRING(<object>h.value),
+                                      PyBytes_GET_SIZE(<object>h.value), NULL)
+    return <str>h.value
+
+
+cdef bint _same_text(Scan* s, Noted* n, Header* h) except -1:
+    """Whether a header's text equals the body string noted at ``n``: on the bytes when
+    the string is plain ASCII (latin-1 text equals it exactly when the bytes do)."""
+    cdef Py_ssize_t size
+    if h.value == NULL:
+        return False
+    if h.data != NULL and n.flags == 0:
+        size = n.span.end - n.span.start - 2
+        return h.size == size and memcmp(h.data, s.base + n.span.start + 1, size) == 0
+    return _header_text(h) == _string_at(s, n.span, n.flags)
+
+
+cdef inline bint _sentinel(Header* h) noexcept:
+    """Whether a value read in place may be in the ``=?base64?...?=`` form."""
+    return h.size >= 2 and h.data[0] == 0x3D and h.data[1] == 0x3F
 
 
 def _text(item, str what):
@@ -330,6 +498,116 @@ cdef class _Arguments:
         return ABSENT if span is None else _scalar(data, span)
 
 
+# --- Mcp-Param-* on the bytes, for the usual case ----------------------------------------
+
+
+cdef enum:
+    A_ABSENT, A_CONTAINER, A_PLAIN, A_UNKNOWN  # what an argument path leads to
+
+
+cdef int _member_at(const unsigned char* d, Py_ssize_t* start, Py_ssize_t* end,
+                    const char* key, Py_ssize_t size) noexcept:
+    """Move the span of a validated object to its member ``key`` (the last one wins):
+    A_PLAIN when found, A_ABSENT when not, A_UNKNOWN when a name has escapes."""
+    cdef Py_ssize_t p = _ws(d, start[0] + 1), name_end, value
+    cdef int found = A_ABSENT
+    if d[p] == 0x7D:
+        return A_ABSENT
+    while True:
+        name_end = _string_end(d, p)
+        if memchr(d + p + 1, 0x5C, name_end - p - 2) != NULL:
+            return A_UNKNOWN
+        value = _ws(d, _ws(d, name_end) + 1)
+        if name_end - p - 2 == size and memcmp(d + p + 1, key, size) == 0:
+            found = A_PLAIN
+            start[0] = value
+        p = _value_end(d, value)
+        if found == A_PLAIN and start[0] == value:
+            end[0] = p
+        p = _ws(d, p)
+        if d[p] == 0x7D:
+            return found
+        p = _ws(d, p + 1)
+
+
+cdef int _argument(Scan* s, Noted* arguments, tuple path, Py_ssize_t* start,
+                   Py_ssize_t* end) except -1:
+    """Where an argument path leads in a validated ``arguments`` object (None: absent)."""
+    cdef const unsigned char* d = s.base
+    cdef const char* key
+    cdef Py_ssize_t size
+    cdef int found
+    if arguments == NULL:
+        return A_ABSENT
+    start[0], end[0] = arguments.span.start, arguments.span.end
+    for step in path:
+        if d[start[0]] != 0x7B:
+            return A_ABSENT
+        key = PyUnicode_AsUTF8AndSize(step, &size)
+        found = _member_at(d, start, end, key, size)
+        if found != A_PLAIN:
+            return found
+    if d[start[0]] == 0x7B or d[start[0]] == 0x5B:
+        return A_CONTAINER
+    if d[start[0]] == 0x6E:
+        return A_ABSENT  # null
+    return A_PLAIN
+
+
+cdef inline bint _plain_value(const unsigned char* d, Py_ssize_t start, Py_ssize_t end) noexcept:
+    """Whether an argument's JSON text is what a client renders in its header: an ASCII
+    string without escapes, true, false, or a short integer other than -0."""
+    cdef Py_ssize_t i
+    cdef unsigned char c
+    if d[start] == 0x22:
+        for i in range(start + 1, end - 1):
+            if d[i] == 0x5C or d[i] >= 0x80:
+                return False
+        return True
+    if d[start] == 0x74 or d[start] == 0x66:
+        return True
+    if end - start > 18 or (end - start == 2 and d[start] == 0x2D and d[start + 1] == 0x30):
+        return False
+    for i in range(start, end):
+        c = d[i]
+        if c == 0x2E or c == 0x65 or c == 0x45:
+            return False
+    return True
+
+
+cdef bint _params_agree(object annotations, Scan* s, Noted* arguments, Folded* f) except -1:
+    """Whether every annotated argument agrees with its Mcp-Param-* header, decided on the
+    bytes: True only when each pair is plainly equal (or both are absent). False leaves
+    the decision, and the reason, to ``ParamHeaders.mismatch``."""
+    cdef const unsigned char* d = s.base
+    cdef Py_ssize_t start, end, size, i, text
+    cdef const char* key
+    cdef Header* sent
+    cdef int leads
+    for entry in annotations.entries:  # (path, name, key, integer, argument)
+        key = PyUnicode_AsUTF8AndSize(<str>PyTuple_GET_ITEM(entry, 2), &size)
+        sent = NULL
+        for i in range(f.params):
+            if f.param_names[i].size == size and _lower_is(f.param_names[i].data, key, size):
+                if sent != NULL:
+                    return False  # sent twice
+                sent = &f.param_values[i]
+        leads = _argument(s, arguments, <tuple>PyTuple_GET_ITEM(entry, 0), &start, &end)
+        if leads == A_UNKNOWN:
+            return False
+        if leads != A_PLAIN:
+            if sent != NULL:
+                return False
+            continue
+        if sent == NULL or _sentinel(sent) or not _plain_value(d, start, end):
+            return False
+        text = start + 1 if d[start] == 0x22 else start
+        size = end - start - 2 if d[start] == 0x22 else end - start
+        if sent.size != size or memcmp(sent.data, d + text, size) != 0:
+            return False
+    return True
+
+
 # --- the ladder ---------------------------------------------------------------------------
 
 
@@ -351,83 +629,159 @@ cdef UnsupportedProtocolVersion _unsupported(str requested, tuple versions):
 @cython.binding(True)  # a function object, to carry the __signature__ set below
 def check_request(body, headers, *, versions=VERSIONS, tools=None):
     """The verdict on one POST of MCP 2026-07-28 Streamable HTTP, in the SDK's order."""
-    r = route(body)
+    cdef Scan s
+    s.nested = True
+    cdef Route r = _routed(body, &s)
     cdef tuple supported = versions if type(versions) is tuple else tuple(versions)
-    kind = r.kind
-    error = r.error
-    cdef dict folded = None
-    cdef set duplicated = None
+    error = _get(r._protocol_error)
     if type(error) is ParseError:
         return _verdict(BAD_REQUEST, r, error, None)
-    if headers is not None:
+    cdef Folded f
+    cdef dict folded = None  # the general fold's, where the fast one does not apply
+    cdef dict duplicated = None
+    if headers is not None and not _fold_fast(headers, &f):
         folded, duplicated = _fold(headers)
-    if r.id_span is None and not (type(error) is InvalidRequest
-                                  and error.reason in _NOT_OBJECTS):
-        return _notification(r, kind, error, folded, supported)
-    line = r.line
-    cdef bytes data = line if type(line) is bytes else line.encode()
-    params = r.params_span
+        _from_general(folded, duplicated, &f)
+    cdef Folded* sent = NULL if headers is None else &f
+    if r._id.start < 0 and not (type(error) is InvalidRequest
+                                and error.reason in _NOT_OBJECTS):
+        return _notification(r, &s, error, sent, supported)
+    cdef const unsigned char* d = s.base
     # "params": null is no params to the SDK's model, whose next rungs refuse it anyway.
-    cdef bint null_params = type(error) is InvalidParams and _first(data, params) == 0x6E
-    if kind != "request" and not null_params:
-        if kind == "response":
+    cdef bint null_params = type(error) is InvalidParams and d[r._params.start] == 0x6E
+    id = _get(r._id_value)
+    if r._kind != REQUEST and not null_params:
+        if r._kind == RESPONSE:
             error = _error(InvalidRequest, POSTED_RESPONSE)
-        return _verdict(BAD_REQUEST, r, error, r.id)
-    id = r.id
-    cdef str method = r.method
-    if headers is not None and duplicated:
-        for header in duplicated:
-            if header in ROUTING_HEADERS:
-                return _verdict(BAD_REQUEST, r, _error(HeaderMismatch, DUPLICATED.format(header)), id)
+        return _verdict(BAD_REQUEST, r, error, id)
+    if sent != NULL and f.duplicated:
+        reason = DUPLICATED.format(ROUTING_ORDER[f.duplicated - 1])
+        return _verdict(BAD_REQUEST, r, _error(HeaderMismatch, reason), id)
     # The _meta envelope.
-    if null_params:
-        params = None
-    if params is None:
+    cdef Noted* meta = &s.inner[<int>N_META]
+    if null_params or r._params.start < 0 or meta.span.start < 0 or meta.value != V_OBJECT:
         return _verdict(BAD_REQUEST, r, _error(InvalidParams, NO_META), id)
-    cdef dict members = _members(data, params)
-    meta_span = members.get("_meta")
-    if meta_span is None or _first(data, meta_span) != 0x7B:
-        return _verdict(BAD_REQUEST, r, _error(InvalidParams, NO_META), id)
-    cdef dict meta = _members(data, meta_span)
-    version_span = meta.get(VERSION_KEY)
-    if version_span is None or CAPABILITIES_KEY not in meta:
-        missing = [key for key in (VERSION_KEY, CAPABILITIES_KEY) if key not in meta]
+    cdef Noted* version_at = &s.inner[<int>N_VERSION]
+    if version_at.span.start < 0 or s.inner[<int>N_CAPABILITIES].span.start < 0:
+        missing = [key for key, at in ((VERSION_KEY, N_VERSION), (CAPABILITIES_KEY, N_CAPABILITIES))
+                   if s.inner[<int>at].span.start < 0]
         return _verdict(BAD_REQUEST, r, _error(InvalidParams, MISSING_META.format(", ".join(missing))), id)
-    version = (_string(data, version_span[0], version_span[1])
-               if _first(data, version_span) == 0x22 else None)
+    version = _version(&s, version_at, supported)
     # The mirrored headers; Mcp-Name only where the body has a non-null name.
+    cdef str method = <str>r._method
+    cdef int name_index = _name_bearing(&s, method)
+    cdef Noted* name_at = NULL
+    if name_index >= 0:
+        name_at = &s.inner[name_index]
+        if name_at.span.start < 0:
+            name_at = NULL
     name = None
-    name_key = NAME_BEARING.get(method)
-    name_span = None if name_key is None else members.get(name_key)
-    if name_span is not None and _first(data, name_span) == 0x22:
-        name = _string(data, name_span[0], name_span[1])
-    if folded is not None:
-        if version is None or folded.get(VERSION_HEADER) != version:
+    if name_at != NULL and name_at.value == V_STRING:
+        name = _string_at(&s, name_at.span, name_at.flags)
+    cdef Noted method_at
+    if sent != NULL:
+        if version is None or not _same_text(&s, version_at, &f.routing[<int>H_VERSION]):
             return _verdict(BAD_REQUEST, r, _error(HeaderMismatch, VERSION_MISMATCH), id, name, version)
-        if folded.get(METHOD_HEADER) != method:
+        method_at.span, method_at.value, method_at.flags = r._method_span, V_STRING, s.method_flags
+        if not _same_text(&s, &method_at, &f.routing[<int>H_METHOD]):
             return _verdict(BAD_REQUEST, r, _error(HeaderMismatch, METHOD_MISMATCH), id, name, version)
-        if name_span is not None and _first(data, name_span) != 0x6E:
-            sent = folded.get(NAME_HEADER)
-            if name is None or sent is None or decode_header_value(sent) != name:
-                error = _error(HeaderMismatch, NAME_MISMATCH.format(name_key))
-                return _verdict(BAD_REQUEST, r, error, id, name, version)
+        if name_at != NULL and d[name_at.span.start] != 0x6E and not _same_name(
+                &s, name_at, name, &f.routing[<int>H_NAME]):
+            error = _error(HeaderMismatch, NAME_MISMATCH.format(
+                "name" if name_index == N_NAME else "uri"))
+            return _verdict(BAD_REQUEST, r, error, id, name, version)
     # The version itself.
     if version is None:
         return _verdict(BAD_REQUEST, r, _error(InvalidParams, VERSION_NOT_STRING), id)
-    if version not in supported:
+    if not _supported(version, supported):
         return _verdict(BAD_REQUEST, r, _unsupported(version, supported), id, name, version)
     # Mcp-Param-* against the called tool's annotated arguments.
-    if folded is not None and tools is not None and method == "tools/call" and name is not None:
+    if sent == NULL or tools is None or name is None or not _is_tools_call(&s, method):
+        return _make(OK, r, name, version, None, None)
+    cdef PyObject* found
+    if type(tools) is dict:
+        found = PyDict_GetItem(tools, name)
+        annotations = None if found == NULL else <object>found
+    else:
         annotations = tools.get(name)
-        if annotations is not None:
-            arguments = members.get("arguments")
-            if arguments is not None and _first(data, arguments) == 0x6E:
-                arguments = None  # null reads as no arguments
-            if arguments is None or _first(data, arguments) == 0x7B:  # else not checked, as the SDK
-                reason = annotations.mismatch(_Arguments(data, arguments), folded, duplicated)
-                if reason is not None:
-                    return _verdict(BAD_REQUEST, r, _error(HeaderMismatch, reason), id, name, version)
+    if annotations is None:
+        return _make(OK, r, name, version, None, None)
+    cdef Noted* arguments = &s.inner[<int>N_ARGUMENTS]
+    if arguments.span.start < 0 or d[arguments.span.start] == 0x6E:
+        arguments = NULL  # absent or null: no arguments
+    elif d[arguments.span.start] != 0x7B:
+        return _make(OK, r, name, version, None, None)  # not checked, as the SDK
+    if folded is None and _params_agree(annotations, &s, arguments, &f):
+        return _make(OK, r, name, version, None, None)
+    if folded is None:
+        folded, duplicated = _fold(headers)
+    data = <bytes>r._line if type(<object>r._line) is bytes else (<str>r._line).encode()
+    span = None if arguments == NULL else (arguments.span.start, arguments.span.end)
+    reason = annotations.mismatch(_Arguments(data, span), folded, duplicated)
+    if reason is not None:
+        return _verdict(BAD_REQUEST, r, _error(HeaderMismatch, reason), id, name, version)
     return _make(OK, r, name, version, None, None)
+
+
+cdef int _name_bearing(Scan* s, str method) except -2:
+    """The inner member Mcp-Name mirrors for a method (NAME_BEARING), or -1 for none."""
+    cdef const unsigned char* p = s.base + s.method.start + 1
+    cdef Py_ssize_t size = s.method.end - s.method.start - 2
+    if s.method_flags != 0:  # escaped or non-ASCII: by its str
+        key = NAME_BEARING.get(method)
+        return -1 if key is None else (N_NAME if key == "name" else N_URI)
+    if size == 10 and memcmp(p, b"tools/call", 10) == 0:
+        return N_NAME
+    if size == 11 and memcmp(p, b"prompts/get", 11) == 0:
+        return N_NAME
+    if size == 14 and memcmp(p, b"resources/read", 14) == 0:
+        return N_URI
+    return -1
+
+
+cdef inline bint _is_tools_call(Scan* s, str method) except -1:
+    if s.method_flags != 0:
+        return method == "tools/call"
+    return (s.method.end - s.method.start == 12
+            and memcmp(s.base + s.method.start + 1, b"tools/call", 10) == 0)
+
+
+cdef object _version(Scan* s, Noted* n, tuple supported):
+    """The body's protocol version: a supported version's own str when the bytes spell
+    it (no new str, and the membership test is then by identity), None when no string."""
+    cdef Py_ssize_t size = n.span.end - n.span.start - 2, length
+    cdef const char* text
+    if n.value != V_STRING:
+        return None
+    if n.flags == 0:
+        for version in supported:
+            if type(version) is str and PyUnicode_IS_COMPACT_ASCII(version):
+                length = PyUnicode_GET_LENGTH(version)
+                text = <const char*>PyUnicode_DATA(version)
+                if length == size and memcmp(text, s.base + n.span.start + 1, size) == 0:
+                    return version
+    return _string_at(s, n.span, n.flags)
+
+
+cdef inline bint _supported(object version, tuple supported) except -1:
+    cdef Py_ssize_t i
+    for i in range(PyTuple_GET_SIZE(supported)):
+        if <PyObject*>PyTuple_GET_ITEM(supported, i) == <PyObject*>version:
+            return True
+    return version in supported
+
+
+cdef inline object _get(PyObject* value):
+    return None if value == NULL else <object>value
+
+
+cdef bint _same_name(Scan* s, Noted* n, object name, Header* h) except -1:
+    """Whether Mcp-Name agrees with the body's name (a string, or None for another type)."""
+    if name is None or h.value == NULL:
+        return False
+    if h.data != NULL and not _sentinel(h):
+        return _same_text(s, n, h)
+    return decode_header_value(_header_text(h)) == name
 
 
 # The embedded text signature cannot carry it: inspect reads a tuple default as its element.
@@ -439,21 +793,20 @@ check_request.__signature__ = Signature([
 ])
 
 
-cdef Verdict _notification(object r, object kind, object error, dict folded, tuple versions):
+cdef Verdict _notification(Route r, Scan* s, object error, Folded* f, tuple versions):
     """A POST without an id: 202 for a notification at a served version, else 400 (id null)."""
-    if kind == "response":
+    if r._kind == RESPONSE:
         return _verdict(BAD_REQUEST, r, _error(InvalidRequest, POSTED_RESPONSE), None)
-    if kind != "notification":
+    if r._kind != NOTIFICATION:
         return _verdict(BAD_REQUEST, r, error, None)
-    params = r.params_span
-    line = r.line
     cdef unsigned char first
-    if params is not None:
-        first = _first(line if type(line) is bytes else line.encode(), params)
+    if r._params.start >= 0:
+        first = s.base[r._params.start]
         if first != 0x7B and first != 0x6E:  # null params are no params
             return _verdict(BAD_REQUEST, r, _error(InvalidParams, BAD_PARAMS), None)
-    if folded is not None:
-        requested = folded.get(VERSION_HEADER, "")
+    if f != NULL:
+        version = &f.routing[<int>H_VERSION]
+        requested = "" if version.value == NULL else _header_text(version)
         if requested not in versions:
             return _verdict(BAD_REQUEST, r, _unsupported(requested, versions), None)
     return _make(ACCEPTED, r, None, None, None, None)

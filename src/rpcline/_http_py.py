@@ -35,7 +35,23 @@ from rpcline._message_py import (
     RequestId,
     _Record,
 )
-from rpcline._route_py import Route, Span, route
+from rpcline._route_py import Route, _routed
+from rpcline._scan_py import (
+    CAPABILITIES_KEY,
+    N_ARGUMENTS,
+    N_CAPABILITIES,
+    N_META,
+    N_NAME,
+    N_URI,
+    N_VERSION,
+    V_OBJECT,
+    V_STRING,
+    VERSION_KEY,
+    Noted,
+    Span,
+    _Scan,
+)
+from rpcline._scan_py import _text as _string_at
 
 __all__ = (
     "HeaderMismatch",
@@ -46,8 +62,6 @@ __all__ = (
 )
 
 VERSIONS: Final = ("2026-07-28",)
-VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
-CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
 VERSION_HEADER: Final = "mcp-protocol-version"
 METHOD_HEADER: Final = "mcp-method"
 NAME_HEADER: Final = "mcp-name"
@@ -148,17 +162,18 @@ class Verdict(_Record):
 # --- headers ------------------------------------------------------------------------------
 
 
-def _fold(headers: object) -> tuple[dict[str, str], set[str]]:
+def _fold(headers: object) -> tuple[dict[str, str], dict[str, None]]:
     """The ``mcp-*`` headers by lowercase name (first value wins), and those sent twice.
 
     ``headers`` is a mapping or (name, value) pairs, each ``str`` or ``bytes`` (ASGI gives
     lowercase latin-1 bytes). Only ``mcp-*`` names matter to the ladder; first-wins is
     what Starlette's mapping view gives the SDK, and a repeated name is refused anyway
-    wherever it matters.
+    wherever it matters. The names sent twice come in the order of their second copy,
+    so that the first duplicated routing header is the one the SDK names.
     """
     pairs = headers.items() if isinstance(headers, Mapping) else headers
     folded: dict[str, str] = {}
-    duplicated: set[str] = set()
+    duplicated: dict[str, None] = {}
     for name, value in pairs:  # type: ignore[attr-defined]
         if type(name) is not str:
             name = _text(name, "name")
@@ -168,7 +183,7 @@ def _fold(headers: object) -> tuple[dict[str, str], set[str]]:
         if type(value) is not str:
             value = _text(value, "value")
         if name in folded:
-            duplicated.add(name)
+            duplicated[name] = None
         else:
             folded[name] = value
     return folded, duplicated
@@ -251,6 +266,13 @@ def _string(data: bytes, span: Span) -> str:
     return text
 
 
+def _noted_text(s: _Scan, noted: Noted | None) -> str | None:
+    """The str of an inner member the scan noted, None when it is absent or no string."""
+    if noted is None or noted[1] != V_STRING:
+        return None
+    return _string_at(s, noted[0], noted[2])
+
+
 def _scalar(data: bytes, span: Span) -> object:
     """The argument at ``span`` as ``json.loads`` gives it; ABSENT for null, UNRENDERABLE
     for a container (neither is ever mirrored in a header)."""
@@ -323,7 +345,7 @@ def check_request(
     ``headers=None`` skips the header rungs (a caller without HTTP headers), as the SDK's
     ``classify_inbound_request(headers=None)`` does.
     """
-    r = route(body)
+    r, s = _routed(body, True)
     versions = versions if type(versions) is tuple else tuple(versions)
     kind = r.kind
     error = r.error
@@ -338,7 +360,8 @@ def check_request(
         return _notification(
             r, kind, error, folded if headers is not None else None, versions
         )
-    data: bytes = r.line if type(r.line) is bytes else r.line.encode()  # type: ignore[union-attr]
+    assert s is not None  # the line is JSON
+    data: bytes = s.data  # type: ignore[assignment]
     params = r.params_span
     # "params": null is no params to the SDK's model, whose next rungs refuse it anyway.
     null_params = type(error) is InvalidParams and data[params[0]] == 0x6E  # type: ignore[index]
@@ -362,27 +385,26 @@ def check_request(
         params = None
     if params is None:
         return _verdict(BAD_REQUEST, r, _new(InvalidParams, (NO_META,)), id)
-    members = _members(data, params)
-    meta_span = members.get("_meta")
-    if meta_span is None or data[meta_span[0]] != 0x7B:
+    inner = s.inner
+    meta = inner[N_META]
+    if meta is None or meta[1] != V_OBJECT:
         return _verdict(BAD_REQUEST, r, _new(InvalidParams, (NO_META,)), id)
-    meta = _members(data, meta_span)
-    version_span = meta.get(VERSION_KEY)
-    if version_span is None or CAPABILITIES_KEY not in meta:
-        missing = [key for key in (VERSION_KEY, CAPABILITIES_KEY) if key not in meta]
+    version_noted = inner[N_VERSION]
+    if version_noted is None or inner[N_CAPABILITIES] is None:
+        missing = [key for key, at in ((VERSION_KEY, N_VERSION), (CAPABILITIES_KEY, N_CAPABILITIES))
+                   if inner[at] is None]  # fmt: skip
         return _verdict(
             BAD_REQUEST,
             r,
             _new(InvalidParams, (MISSING_META.format(", ".join(missing)),)),
             id,
         )
-    version = _string(data, version_span) if data[version_span[0]] == 0x22 else None
+    version = _noted_text(s, version_noted)
     # The mirrored headers; Mcp-Name only where the body has a non-null name.
-    name = None
     name_key = NAME_BEARING.get(method)
-    name_span = None if name_key is None else members.get(name_key)
-    if name_span is not None and data[name_span[0]] == 0x22:
-        name = _string(data, name_span)
+    name_noted = None if name_key is None else inner[N_NAME if name_key == "name" else N_URI]
+    name_span = None if name_noted is None else name_noted[0]
+    name = _noted_text(s, name_noted)
     if headers is not None:
         if version is None or folded.get(VERSION_HEADER) != version:
             return _verdict(
@@ -423,7 +445,8 @@ def check_request(
     ):
         annotations = tools.get(name)
         if annotations is not None:
-            arguments = members.get("arguments")
+            noted = inner[N_ARGUMENTS]
+            arguments = None if noted is None else noted[0]
             if arguments is not None and data[arguments[0]] == 0x6E:
                 arguments = None  # null reads as no arguments
             if (

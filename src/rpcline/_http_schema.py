@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any, Final
 
 __all__ = (
@@ -208,7 +208,7 @@ class ParamHeaders:
         self,
         value_at: Callable[[Path], object],
         headers: dict[str, str],
-        duplicated: frozenset[str] | set[str],
+        duplicated: Collection[str],
     ) -> str | None:
         """Why the ``Mcp-Param-*`` headers disagree with the arguments, or None.
 
