@@ -6,6 +6,9 @@ medium tool lists and documents, a rare tail of 64 KiB to 1 MiB tool results, an
 of lines a peer must refuse (log output, broken JSON, rule violations). The content itself
 is made up here.
 
+``iter_http`` (from ``rpcline._corpus_http``) gives MCP 2026-07-28 HTTP POSTs with their
+headers, each labelled with the verdict ``rpcline.http.check_request`` owes it.
+
 The same ``(count, seed)`` gives byte-identical lines on every supported Python: only
 ``random.Random`` methods whose algorithm is fixed are used (``random``, ``randrange``,
 ``randint``, ``choice``, ``choices``, ``randbytes``), no float maths beyond exact
@@ -27,12 +30,25 @@ from typing import Any, Final, Literal, TypeAlias
 
 import orjson
 
+from rpcline._corpus_http import (
+    HTTP_ANSWERS,
+    HTTP_TOOLS,
+    HttpLabel,
+    HttpPost,
+    iter_http,
+)
+
 __all__ = (
     "DEFAULT_SEED",
     "DEFAULT_SIZE",
+    "HTTP_ANSWERS",
+    "HTTP_TOOLS",
+    "HttpLabel",
+    "HttpPost",
     "Kind",
     "generate",
     "generate_labelled",
+    "iter_http",
     "iter_labelled",
     "write_jsonl",
 )
