@@ -134,10 +134,54 @@ def test_pinned_output() -> None:
     # Byte-identical on every Python and run; when the generator changes on purpose, update
     # the digest (and know that benchmark results before and after do not compare).
     digest = hashlib.sha256(b"\n".join(corpus.generate(1000))).hexdigest()
-    assert digest == "b5208332583b7f899bfa6fad0c4e3450f73f8aa5ba54821401b45736728a6bab"
+    assert digest == "c64b2b837f8093233a192087523f576d849d28ec5619df816557ba4908dedcc6"
 
+
+# --- the 2026-07-28 era of the line corpus --------------------------------------------------
 
 V2026 = "2026-07-28"
+
+
+def test_both_eras_and_their_rules(lines: list[bytes]) -> None:
+    """A conversation opened by server/discover is stateless: every client request carries
+    the envelope, every result its resultType, and there is no initialize or ping; one
+    opened by initialize has neither envelope nor resultType."""
+    era = None
+    seen: Counter[str] = Counter()
+    for line in lines:
+        message = orjson.loads(line) if type(rpcline.parse(line)) is not rpcline.Refused else None
+        if not isinstance(message, dict):
+            continue
+        method = message.get("method")
+        if method in ("server/discover", "initialize"):
+            era = method
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        meta = params.get("_meta", {})
+        if "id" in message and method is not None and method != "roots/list":
+            seen[f"{era} {method}"] += 1
+            stateless = corpus.VERSION_KEY in meta
+            assert stateless == (era == "server/discover"), line[:300]
+            if stateless:
+                assert meta[corpus.VERSION_KEY] == V2026 and type(meta[corpus.CAPABILITIES_KEY]) is dict
+                assert method not in ("initialize", "ping"), line[:300]
+        result = message.get("result")
+        if isinstance(result, dict):
+            assert ("resultType" in result) == (era == "server/discover"), line[:300]
+            seen[f"{era} {result.get('resultType')}"] += 1
+    assert seen["server/discover server/discover"] and seen["initialize initialize"]
+    assert seen["server/discover subscriptions/listen"] and seen["server/discover tools/call"]
+    assert seen["server/discover complete"] and seen["server/discover input_required"]
+
+
+def test_stateless_requests_pass_the_http_ladder(labelled: list[tuple[corpus.Kind, bytes]]) -> None:
+    # Without headers, check_request runs the body's rungs: envelope, version, envelope shape.
+    checked = 0
+    for kind, line in labelled:
+        if kind == "request" and b'"io.modelcontextprotocol/protocolVersion"' in line:
+            verdict = rpcline.http.check_request(line, None)
+            assert (verdict.status, verdict.error) == (200, None), line[:300]
+            checked += 1
+    assert checked > 0.05 * COUNT
 
 
 # --- HTTP POSTs ---------------------------------------------------------------------------
