@@ -2,12 +2,15 @@
 
     PYTHONPATH=src python benchmarks/http_check.py [--requests 2000] [--rounds 15]
 
-A corpus of 2026-07-28 requests (tools/call with arguments and Mcp-Param headers,
-tools/list, resources/read, prompts/get, server/discover), each with the raw header pairs
-an ASGI server hands over (lowercase bytes, the usual host/accept/content-type/user-agent
-besides the mcp-* ones). Contenders, each over the whole corpus in one Python loop that
-keeps its results in a list, in interleaved rounds (so drift and other load hit all
-alike); the figure is the median per-request time:
+The requests are the first ``--requests`` POSTs labelled "ok" by
+``rpcline.corpus.iter_http``, the generated 2026-07-28 gateway traffic (tools/call with
+arguments and Mcp-Param headers, some base64-encoded, tools/list, resources/read,
+prompts/get, server/discover, subscriptions/listen, ...), each with the raw header pairs
+an ASGI server hands over (lowercase bytes, host/accept/content-type/user-agent besides
+the mcp-* ones; the few mixed-case names of the traffic are lowered, as ASGI lowers them);
+``tools`` is built from ``corpus.HTTP_TOOLS``. Contenders, each over the whole corpus in
+one Python loop that keeps its results in a list, in interleaved rounds (so drift and other
+load hit all alike); the figure is the median per-request time:
 
 - ``orjson.loads(body)``: the bare decode a gateway would otherwise start from;
 - ``check_request(body, pairs, tools=...)``;
@@ -23,6 +26,7 @@ than the SDK's path. Wall clock only here; instruction counts are not measured.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import time
@@ -31,53 +35,14 @@ import orjson
 
 import rpcline
 from rpcline import http
-
-V = "2026-07-28"
-META = {
-    "io.modelcontextprotocol/protocolVersion": V,
-    "io.modelcontextprotocol/clientCapabilities": {"sampling": {}, "elicitation": {}},
-    "io.modelcontextprotocol/clientInfo": {"name": "bench-client", "version": "1.0.0"},
-}
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "city": {"type": "string", "x-mcp-header": "City"},
-        "days": {"type": "integer", "x-mcp-header": "Days"},
-        "units": {"type": "string"},
-    },
-}
-COMMON = [
-    (b"host", b"127.0.0.1:8000"),
-    (b"accept", b"application/json, text/event-stream"),
-    (b"content-type", b"application/json"),
-    (b"user-agent", b"python-httpx/0.28.1"),
-    (b"accept-encoding", b"gzip, deflate"),
-]
+from rpcline.corpus import HTTP_TOOLS, iter_http
 
 
 def corpus(n: int) -> list[tuple[bytes, list[tuple[bytes, bytes]]]]:
-    shapes = [
-        ("tools/call", {"name": "weather", "arguments": {"city": "Paris", "days": 3, "units": "metric"}}),
-        ("tools/list", {}),
-        ("resources/read", {"uri": "file:///srv/data/report.md"}),
-        ("prompts/get", {"name": "summarise", "arguments": {"style": "short"}}),
-        ("server/discover", {}),
-    ]
-    out = []
-    for i in range(n):
-        method, params = shapes[i % len(shapes)]
-        body = orjson.dumps(
-            {"jsonrpc": "2.0", "id": i, "method": method, "params": {**params, "_meta": META}}
-        )
-        pairs = [*COMMON, (b"content-length", str(len(body)).encode()),
-                 (b"mcp-protocol-version", V.encode()), (b"mcp-method", method.encode())]  # fmt: skip
-        name = params.get("name") or params.get("uri")
-        if name:
-            pairs.append((b"mcp-name", name.encode()))
-        if method == "tools/call":
-            pairs += [(b"mcp-param-city", b"Paris"), (b"mcp-param-days", b"3")]
-        out.append((body, pairs))
-    return out
+    """The first ``n`` POSTs of the generated traffic that are to be dispatched."""
+    posts = iter_http(1 << 62)  # generated as they are taken: about 86% are "ok"
+    ok = ((body, [(n.lower(), v) for n, v in pairs]) for label, body, pairs in posts if label == "ok")
+    return list(itertools.islice(ok, n))
 
 
 def main() -> None:
@@ -86,7 +51,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args()
     requests = corpus(args.requests)
-    tools = {"weather": http.ParamHeaders(SCHEMA)}
+    tools = {name: http.ParamHeaders(schema) for name, schema in HTTP_TOOLS.items()}
     for body, pairs in requests:  # every request of the corpus is one to dispatch
         assert http.check_request(body, pairs, tools=tools).status == 200
 

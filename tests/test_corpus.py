@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import importlib
+import inspect
 import statistics
 from collections import Counter
 from pathlib import Path
+from types import ModuleType
 
+import orjson
 import pytest
 
 import rpcline
+import rpcline.http
 from rpcline import corpus
+from rpcline._http_schema import ParamHeaders
 
 # Large enough for every kind of line, small enough to generate in a blink.
 COUNT = 2000
@@ -128,4 +134,182 @@ def test_pinned_output() -> None:
     # Byte-identical on every Python and run; when the generator changes on purpose, update
     # the digest (and know that benchmark results before and after do not compare).
     digest = hashlib.sha256(b"\n".join(corpus.generate(1000))).hexdigest()
-    assert digest == "b5208332583b7f899bfa6fad0c4e3450f73f8aa5ba54821401b45736728a6bab"
+    assert digest == "c64b2b837f8093233a192087523f576d849d28ec5619df816557ba4908dedcc6"
+
+
+# --- the 2026-07-28 era of the line corpus --------------------------------------------------
+
+V2026 = "2026-07-28"
+
+
+def test_both_eras_and_their_rules(lines: list[bytes]) -> None:
+    """A conversation opened by server/discover is stateless: every client request carries
+    the envelope, every result its resultType, and there is no initialize or ping; one
+    opened by initialize has neither envelope nor resultType."""
+    era = None
+    seen: Counter[str] = Counter()
+    for line in lines:
+        message = orjson.loads(line) if type(rpcline.parse(line)) is not rpcline.Refused else None
+        if not isinstance(message, dict):
+            continue
+        method = message.get("method")
+        if method in ("server/discover", "initialize"):
+            era = method
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        meta = params.get("_meta", {})
+        if "id" in message and method is not None and method != "roots/list":
+            seen[f"{era} {method}"] += 1
+            stateless = corpus.VERSION_KEY in meta
+            assert stateless == (era == "server/discover"), line[:300]
+            if stateless:
+                assert meta[corpus.VERSION_KEY] == V2026 and type(meta[corpus.CAPABILITIES_KEY]) is dict
+                assert method not in ("initialize", "ping"), line[:300]
+        result = message.get("result")
+        if isinstance(result, dict):
+            assert ("resultType" in result) == (era == "server/discover"), line[:300]
+            seen[f"{era} {result.get('resultType')}"] += 1
+    assert seen["server/discover server/discover"] and seen["initialize initialize"]
+    assert seen["server/discover subscriptions/listen"] and seen["server/discover tools/call"]
+    assert seen["server/discover complete"] and seen["server/discover input_required"]
+
+
+def test_stateless_requests_pass_the_http_ladder(labelled: list[tuple[corpus.Kind, bytes]]) -> None:
+    # Without headers, check_request runs the body's rungs: envelope, version, envelope shape.
+    checked = 0
+    for kind, line in labelled:
+        if kind == "request" and b'"io.modelcontextprotocol/protocolVersion"' in line:
+            verdict = rpcline.http.check_request(line, None)
+            assert (verdict.status, verdict.error) == (200, None), line[:300]
+            checked += 1
+    assert checked > 0.05 * COUNT
+
+
+# --- HTTP POSTs ---------------------------------------------------------------------------
+
+HTTP_COUNT = 3000
+
+
+@pytest.fixture(scope="module")
+def posts() -> list[corpus.HttpPost]:
+    return list(corpus.iter_http(HTTP_COUNT))
+
+
+@pytest.fixture(scope="module")
+def http_tools() -> dict[str, ParamHeaders]:
+    return {name: ParamHeaders(schema) for name, schema in corpus.HTTP_TOOLS.items()}
+
+
+def mcp_headers(pairs: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
+    return [(n.decode().lower(), v.decode("latin-1")) for n, v in pairs if n[:4].lower() == b"mcp-"]
+
+
+def test_http_deterministic_and_prefix_stable(posts: list[corpus.HttpPost]) -> None:
+    assert list(corpus.iter_http(HTTP_COUNT)) == posts
+    assert list(corpus.iter_http(700)) == posts[:700]
+    assert list(corpus.iter_http(300, seed=5)) == list(corpus.iter_http(300, seed=5))
+    assert list(corpus.iter_http(300, seed=5)) != posts[:300]
+    assert inspect.signature(corpus.iter_http).parameters["seed"].default == corpus.DEFAULT_SEED
+    assert [len(list(corpus.iter_http(n))) for n in (0, 1, 41)] == [0, 1, 41]
+    with pytest.raises(ValueError, match="count"):
+        next(corpus.iter_http(-1))
+
+
+def test_http_pinned_output() -> None:
+    # As test_pinned_output: update on purpose, knowing http_check.py figures then change.
+    digest = hashlib.sha256()
+    for label, body, pairs in corpus.iter_http(1000):
+        digest.update(b"\n".join([label.encode(), body, *(n + b": " + v for n, v in pairs)]))
+    assert digest.hexdigest() == "5f4a83fa426c42ace6b4838c10f173ef723358bacf3ccd376402d93c4b52afc0"
+
+
+def test_http_posts_as_asgi_gives_them(posts: list[corpus.HttpPost]) -> None:
+    for _, body, pairs in posts:
+        assert type(body) is bytes and all(type(n) is type(v) is bytes for n, v in pairs)
+        usual = {n: v for n, v in pairs if n[:4].lower() != b"mcp-"}
+        assert set(usual) >= {b"host", b"accept", b"content-type", b"user-agent", b"content-length"}
+        assert all(n == n.lower() for n in usual) and usual[b"content-length"] == str(len(body)).encode()
+
+
+def test_http_shares(posts: list[corpus.HttpPost]) -> None:
+    shares = Counter(label for label, _, _ in posts)
+    assert set(shares) == set(corpus.HTTP_ANSWERS)
+    assert 0.86 * HTTP_COUNT <= shares["ok"] + shares["notification"] <= 0.94 * HTTP_COUNT
+    assert 0.03 * HTTP_COUNT <= shares["mismatch"] <= 0.08 * HTTP_COUNT
+
+
+@pytest.fixture(scope="module")
+def hmod(impl: ModuleType) -> ModuleType:
+    """The http module of the implementation under test (as in test_http.py)."""
+    return importlib.import_module(impl.__name__.replace("_message", "_http"))
+
+
+def test_http_labels_agree_with_check_request(
+    hmod: ModuleType, posts: list[corpus.HttpPost], http_tools: dict[str, ParamHeaders]
+) -> None:
+    for label, body, pairs in posts:
+        verdict = hmod.check_request(body, pairs, tools=http_tools)
+        code = None if verdict.error is None else verdict.error.code
+        assert (verdict.status, code) == corpus.HTTP_ANSWERS[label], (label, body[:300], pairs)
+        if verdict.status == 400:
+            assert orjson.loads(verdict.response)["error"]["code"] == code
+        if label == "ok":  # what a router reads, as the mirrored headers said it
+            headers = dict(mcp_headers(pairs))
+            assert verdict.protocol_version == V2026
+            assert verdict.route.method == headers["mcp-method"]
+
+
+def test_http_covers_each_defect(posts: list[corpus.HttpPost]) -> None:
+    """Each kind of header the guard must see through occurs, with the label it deserves."""
+    found: Counter[str] = Counter()
+    for label, body, pairs in posts:
+        headers = mcp_headers(pairs)
+        names = [n for n, _ in headers]
+        message = orjson.loads(body) if label not in ("parse-error",) else None
+        params = message.get("params") if isinstance(message, dict) else None
+        params = params if isinstance(params, dict) else {}
+        named = params.get("name", params.get("uri")) if isinstance(message, dict) else None
+        sent = dict(headers).get("mcp-name")
+        facts = {
+            "sentinel": any(v.startswith("=?base64?") for _, v in headers),
+            "mixed-case": any(n[:4] == b"Mcp-" for n, _ in pairs),
+            "nested-param": "mcp-param-region" in names,
+            "listen": isinstance(message, dict) and message.get("method") == "subscriptions/listen",
+            "discover": isinstance(message, dict) and message.get("method") == "server/discover",
+            "duplicate": len(set(names)) < len(names),
+            "nul": any("\x00" in v for _, v in headers),
+            "huge": any(len(v) > 8192 for _, v in headers),
+            "trailing-space": any(v != v.rstrip() for _, v in headers),
+            "prefix": isinstance(named, str) and sent is not None and sent != named
+            and named.startswith(sent),
+            "other-tool": sent in ("delete_repository", "run_query") and sent != named,
+            "no-meta": "id" in (message or {}) and "_meta" not in params,
+            "batch": isinstance(message, list),
+            "posted-response": isinstance(message, dict) and ("result" in message or "error" in message),
+            "notification": isinstance(message, dict) and "id" not in message,
+            "empty": body == b"",
+        }
+        found.update(f"{label} {fact}" for fact, present in facts.items() if present)
+    for expected in (
+        "ok sentinel", "ok mixed-case", "ok nested-param", "ok listen", "ok discover",
+        "mismatch sentinel", "mismatch duplicate", "mismatch nul", "mismatch huge",
+        "mismatch trailing-space", "mismatch prefix", "mismatch other-tool",
+        "mismatch nested-param", "invalid-params no-meta", "invalid-request batch",
+        "invalid-request posted-response", "unsupported notification", "parse-error empty",
+    ):  # fmt: skip
+        assert found[expected], expected
+
+
+def test_http_labels_agree_with_the_sdk(
+    posts: list[corpus.HttpPost], http_tools: dict[str, ParamHeaders]
+) -> None:
+    """The SDK's own ladder (as test_http.py's oracle runs it) answers each POST the same,
+    apart from the differences docs/gateways.md lists."""
+    pytest.importorskip("mcp", reason="the official MCP SDK (the interop extra) is not "
+                        "installed: nothing to compare the labels with")  # fmt: skip
+    from test_http import expected_from_sdk, sdk_verdict
+
+    schemas = dict(corpus.HTTP_TOOLS)
+    for label, body, pairs in posts:
+        ours = rpcline.http.check_request(body, pairs, tools=http_tools)
+        sdk = expected_from_sdk(body, sdk_verdict(body, pairs, schemas), ours)
+        assert sdk == corpus.HTTP_ANSWERS[label], (label, body[:300], pairs)

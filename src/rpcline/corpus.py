@@ -6,6 +6,14 @@ medium tool lists and documents, a rare tail of 64 KiB to 1 MiB tool results, an
 of lines a peer must refuse (log output, broken JSON, rule violations). The content itself
 is made up here.
 
+Two eras share the stream, as at a gateway that serves both: 2025-06-18 conversations open
+with ``initialize``; 2026-07-28 (stateless) ones with ``server/discover``, carry the
+``_meta`` envelope (protocol version, client info and capabilities) on every request, get
+results tagged with ``resultType`` as the SDK writes them (``input_required`` in place of
+server requests), and receive change notifications on ``subscriptions/listen`` streams.
+``iter_http`` (from ``rpcline._corpus_http``) gives 2026-07-28 HTTP POSTs with their
+headers, each labelled with the verdict ``rpcline.http.check_request`` owes it.
+
 The same ``(count, seed)`` gives byte-identical lines on every supported Python: only
 ``random.Random`` methods whose algorithm is fixed are used (``random``, ``randrange``,
 ``randint``, ``choice``, ``choices``, ``randbytes``), no float maths beyond exact
@@ -27,12 +35,29 @@ from typing import Any, Final, Literal, TypeAlias
 
 import orjson
 
+from rpcline._corpus_http import (
+    CAPABILITIES_KEY,
+    CLIENT_INFO_KEY,
+    HTTP_ANSWERS,
+    HTTP_TOOLS,
+    VERSION_KEY,
+    HttpLabel,
+    HttpPost,
+    iter_http,
+)
+from rpcline._corpus_http import PROTOCOL as _STATELESS_PROTOCOL
+
 __all__ = (
     "DEFAULT_SEED",
     "DEFAULT_SIZE",
+    "HTTP_ANSWERS",
+    "HTTP_TOOLS",
+    "HttpLabel",
+    "HttpPost",
     "Kind",
     "generate",
     "generate_labelled",
+    "iter_http",
     "iter_labelled",
     "write_jsonl",
 )
@@ -59,6 +84,8 @@ _KIB: Final = 1024
 _NEVER: Final = 1 << 62  # a countdown that does not end
 
 _PROTOCOL: Final = "2025-06-18"
+_SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
+_SUBSCRIPTION_KEY: Final = "io.modelcontextprotocol/subscriptionId"
 _CLIENTS: Final = (("orbit-cli", "0.9.3"), ("quill-ide", "1.42.0"), ("harbor-agent", "3.1.0"))
 _SERVERS: Final = (("notes-server", "1.2.0"), ("warehouse-sql", "0.7.11"), ("fs-bridge", "2.0.4"))
 # Some non-ASCII and newlines too: real tool output has both, and decoders treat them apart.
@@ -106,7 +133,10 @@ class _Stream:
     server: tuple[str, str] = _SERVERS[0]
     options: int = 0  # orjson options: some stacks sort keys
     id_prefix: str | None = None  # string ids ("req-7") when set
-    stateless: bool = False  # the client repeats its identity in every request's _meta
+    stateless: bool = False  # 2026-07-28: no initialize, the _meta envelope on every request
+    capabilities: Json | None = None  # the client's, repeated in every stateless request
+    listen_id: str | None = None  # the open subscriptions/listen stream's id
+    listens: int = 0
 
     def encode(self, message: object) -> bytes:
         return orjson.dumps(message, option=self.options)
@@ -199,7 +229,13 @@ def _notification(s: _Stream, method: str, params: Json | None = None) -> Labell
     return "notification", s.encode(message)
 
 
-def _result(s: _Stream, id: RequestId, result: Json, kind: Kind = "response") -> Labelled:
+def _result(
+    s: _Stream, id: RequestId, result: Json, kind: Kind = "response", cacheable: bool = False
+) -> Labelled:
+    if s.stateless:  # as the SDK's server dumps a 2026-07-28 result: tagged, _meta last
+        extra = {"ttlMs": 0, "cacheScope": "private"} if cacheable else {}
+        tagged = sorted({"resultType": "complete", **extra, **result}.items())
+        result = {**dict(tagged), "_meta": {_SERVER_INFO_KEY: _info(s.server)}}
     return kind, s.encode({"jsonrpc": "2.0", "id": id, "result": result})
 
 
@@ -209,15 +245,15 @@ def _error(s: _Stream, id: RequestId, code: int, message: str) -> Labelled:
 
 
 def _params(s: _Stream, token: int | None = None, **members: Any) -> Json | None:
-    """Request params with the ``_meta`` block clients add: a progress token, an identity."""
+    """Request params with the ``_meta`` block clients add: a progress token, and in the
+    stateless era the envelope, after the other members as the SDK's client writes it."""
     meta: Json = {} if token is None else {"progressToken": token}
-    if s.stateless:
-        meta["io.modelcontextprotocol/protocolVersion"] = _PROTOCOL
-        meta["io.modelcontextprotocol/clientInfo"] = _info(s.client)
-        meta["io.modelcontextprotocol/clientCapabilities"] = {"roots": {"listChanged": True}}
-    params: Json = {"_meta": meta} if meta else {}
-    params.update(members)
-    return params or None
+    if not s.stateless:
+        return {"_meta": meta, **members} if meta else members or None
+    meta[VERSION_KEY] = _STATELESS_PROTOCOL
+    meta[CLIENT_INFO_KEY] = _info(s.client)
+    meta[CAPABILITIES_KEY] = s.capabilities
+    return {**members, "_meta": meta}
 
 
 def _info(name_version: tuple[str, str]) -> Json:
@@ -262,6 +298,13 @@ def _begin_conversation(s: _Stream) -> list[Labelled]:
     s.stateless = rng.random() < 0.4
     s.last_id = rng.choice((-1, 0))  # the first id is 0 or 1
     s.exchanges_left = rng.randint(5, 60)
+    s.listen_id, s.listens = None, 0
+    if s.stateless:  # no handshake: the client asks what the server serves
+        s.capabilities = rng.choice(({}, {"elicitation": {}}, {"roots": {}, "sampling": {}}))
+        id, request = _request(s, "server/discover", _params(s))
+        served = {"tools": {"listChanged": True}, "resources": {"listChanged": True}}
+        result = {"supportedVersions": [_STATELESS_PROTOCOL], "capabilities": served}
+        return [request, _result(s, id, result, cacheable=True)]
     capabilities = {"roots": {"listChanged": True}, "sampling": {}, "elicitation": {}}
     params = {"protocolVersion": _PROTOCOL, "capabilities": capabilities}
     id, request = _request(s, "initialize", {**params, "clientInfo": _info(s.client)})
@@ -276,7 +319,7 @@ def _tools_list(s: _Stream) -> list[Labelled]:
     # Most servers list a few tools; a few list dozens (the medium tail, up to about 5 KB).
     count = s.rng.choice((1, 2, 3, 3, 6, 12, 20))
     tools = [_tool_schema(_TOOLS[i % len(_TOOLS)], i // len(_TOOLS)) for i in range(count)]
-    return [request, _result(s, id, {"tools": tools})]
+    return [request, _result(s, id, {"tools": tools}, cacheable=True)]
 
 
 def _tool_schema(tool: _Tool, version: int) -> Json:
@@ -295,7 +338,7 @@ def _tools_call(s: _Stream) -> list[Labelled]:
     id, request = _request(s, "tools/call", _params(s, token, name=name, arguments=values))
     lines = [request, *(() if token is None else _progress(s, token))]
     outcome = rng.random()
-    if outcome < 0.04:  # the client gave up: a cancellation, never a response
+    if outcome < 0.04 and not s.stateless:  # the client gave up: a cancellation, no response
         cancel = {"requestId": id, "reason": "user cancelled"}
         return [*lines, _notification(s, "notifications/cancelled", cancel)]
     if outcome < 0.08:
@@ -334,17 +377,17 @@ def _resources_read(s: _Stream) -> list[Labelled]:
     id, request = _request(s, "resources/read", _params(s, uri=uri))
     if large := _large_size(s):
         content = _content(rng, large, rng.random() < 0.5, uri)
-        return [request, _result(s, id, {"contents": [content]}, "large")]
+        return [request, _result(s, id, {"contents": [content]}, "large", cacheable=True)]
     text = rng.random() < 0.8
     content = _content(rng, rng.randint(10, 600 if text else 900), text, uri)
-    return [request, _result(s, id, {"contents": [content]})]
+    return [request, _result(s, id, {"contents": [content]}, cacheable=True)]
 
 
 def _resources_list(s: _Stream) -> list[Labelled]:
     id, request = _request(s, "resources/list", _params(s))
     names = s.rng.choices(_NOUNS, k=s.rng.randint(0, 4))
     resources = [{"uri": f"memo://{n}", "name": n, "mimeType": "text/plain"} for n in names]
-    return [request, _result(s, id, {"resources": resources})]
+    return [request, _result(s, id, {"resources": resources}, cacheable=True)]
 
 
 def _prompts_get(s: _Stream) -> list[Labelled]:
@@ -368,8 +411,60 @@ def _complete(s: _Stream) -> list[Labelled]:
 
 
 def _ping(s: _Stream) -> list[Labelled]:
+    if s.stateless:  # 2026-07-28 removed ping; a client keeps a listen stream instead
+        return _listen(s)
     id, request = _request(s, "ping", None)
     return [request, _result(s, id, {})]
+
+
+_LISTEN_FILTERS: Final = (
+    {"toolsListChanged": True},
+    {"resourcesListChanged": True, "resourceSubscriptions": ["memo://report"]},
+)
+
+
+def _listen(s: _Stream) -> list[Labelled]:
+    """A ``subscriptions/listen`` stream: its request and acknowledgement, some change
+    notifications, and now and then the result that ends it."""
+    wanted = s.rng.choice(_LISTEN_FILTERS)
+    lines = _open_listen(s, wanted)
+    area = "tools" if "toolsListChanged" in wanted else "resources"
+    on_stream = {"_meta": {_SUBSCRIPTION_KEY: s.listen_id}}
+    for _ in range(s.rng.randint(0, 2)):
+        lines.append(_notification(s, f"notifications/{area}/list_changed", on_stream))
+    if s.rng.random() < 0.3:  # the server ends the stream, e.g. shutting down
+        lines.append(_result(s, f"listen-{s.listens}", on_stream))
+        s.listen_id = None
+    return lines
+
+
+def _open_listen(s: _Stream, wanted: Json) -> list[Labelled]:
+    s.listens += 1
+    s.listen_id = f"listen-{s.listens}"  # the SDK's listen driver has ids of its own
+    params = _params(s, notifications=wanted)
+    message = {"jsonrpc": "2.0", "id": s.listen_id, "method": "subscriptions/listen"}
+    ack = {"_meta": {_SUBSCRIPTION_KEY: s.listen_id}, "notifications": wanted}
+    return [("request", s.encode({**message, "params": params})),
+            _notification(s, "notifications/subscriptions/acknowledged", ack)]  # fmt: skip
+
+
+def _input_required(s: _Stream) -> list[Labelled]:
+    """2026-07-28's stand-in for a server request: an ``input_required`` result, then the
+    client's retry carrying the response and the echoed state."""
+    rng = s.rng
+    arguments = {"path": ".", "recursive": False}
+    first = _params(s, name="list_directory", arguments=arguments)
+    id, request = _request(s, "tools/call", first)
+    state = base64.b64encode(rng.randbytes(18)).decode("ascii")
+    asked = {"inputRequests": {"roots": {"method": "roots/list"}}, "requestState": state,
+             "resultType": "input_required", "_meta": {_SERVER_INFO_KEY: _info(s.server)}}  # fmt: skip
+    roots = [{"uri": "file:///workspace", "name": "workspace"}][: rng.randint(0, 1)]
+    retry = _params(s, name="list_directory", arguments=arguments,
+                    inputResponses={"roots": {"roots": roots}}, requestState=state)  # fmt: skip
+    retry_id, retried = _request(s, "tools/call", retry)
+    listing = _content(rng, rng.randint(20, 300), text=True)
+    return [request, ("response", s.encode({"jsonrpc": "2.0", "id": id, "result": asked})),
+            retried, _result(s, retry_id, {"content": [listing], "isError": False})]  # fmt: skip
 
 
 def _unknown_method(s: _Stream) -> list[Labelled]:
@@ -378,6 +473,8 @@ def _unknown_method(s: _Stream) -> list[Labelled]:
 
 
 def _server_request(s: _Stream) -> list[Labelled]:
+    if s.stateless:  # a stateless server sends no requests
+        return _input_required(s)
     # The server asks the client for its roots, with string ids of its own.
     id = f"srv-{s.rng.randint(1, 999)}"
     request: Labelled = ("request", s.encode({"jsonrpc": "2.0", "id": id, "method": "roots/list"}))
@@ -388,6 +485,13 @@ def _server_request(s: _Stream) -> list[Labelled]:
 def _server_notification(s: _Stream) -> list[Labelled]:
     rng = s.rng
     choice = rng.randrange(4)
+    if choice < 2 and s.stateless:  # change notifications ride a listen stream
+        opened = [] if s.listen_id is not None else _open_listen(s, _LISTEN_FILTERS[0])
+        on_stream: Json = {"_meta": {_SUBSCRIPTION_KEY: s.listen_id}}
+        method = "notifications/tools/list_changed"
+        if choice == 1:
+            method, on_stream = "notifications/resources/updated", {**on_stream, "uri": "memo://report"}
+        return [*opened, _notification(s, method, on_stream)]
     if choice == 0:
         area = rng.choice(("tools", "resources", "prompts"))
         return [_notification(s, f"notifications/{area}/list_changed")]
