@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib
 import inspect
 import statistics
 from collections import Counter
@@ -235,12 +234,6 @@ def test_http_shares(posts: list[corpus.HttpPost]) -> None:
     assert set(shares) == set(corpus.HTTP_ANSWERS)
     assert 0.86 * HTTP_COUNT <= shares["ok"] + shares["notification"] <= 0.94 * HTTP_COUNT
     assert 0.03 * HTTP_COUNT <= shares["mismatch"] <= 0.08 * HTTP_COUNT
-
-
-@pytest.fixture(scope="module")
-def hmod(impl: ModuleType) -> ModuleType:
-    """The http module of the implementation under test (as in test_http.py)."""
-    return importlib.import_module(impl.__name__.replace("_message", "_http"))
 
 
 def test_http_labels_agree_with_check_request(
