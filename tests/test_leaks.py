@@ -90,12 +90,16 @@ def test_checker_sees_a_leaked_cycle_per_call():
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
 def test_checker_sees_memory_leaked_outside_the_python_allocator():
     libc = ctypes.CDLL(None)
-    libc.malloc.restype = ctypes.c_void_p
-    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long]  # fmt: skip
+    read_write, private_anonymous = 0x3, 0x22  # PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS
 
-    def leak(n):  # 1 KiB of plain malloc per call, touched so it is resident
+    def leak(n):  # a fresh page per call, touched so it is resident
+        # Not malloc: in this long-lived pytest process malloc may hand back memory that
+        # earlier tests freed and that is resident already, so RSS would not grow.
         for _ in range(n):
-            ctypes.memset(libc.malloc(1024), 1, 1024)
+            ctypes.memset(libc.mmap(None, 4096, read_write, private_anonymous, -1, 0), 1, 1024)
 
     assert "rss_bytes" in load_script().measure("leaky", leak, 20_000)["over"]
 
