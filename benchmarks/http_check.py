@@ -129,7 +129,7 @@ def callgrind(names: list[str], count: int, passes: tuple[int, int]) -> dict[str
             total = []
             for n in passes:
                 print(f"callgrind: {name}, {n} passes", file=sys.stderr)
-                args = [__file__, "--child", name, "--requests", str(count), "--passes", str(n), str(n)]
+                args = [__file__, "--child", name, str(n), "--requests", str(count)]
                 total.append(count_instructions(args, Path(tmp) / f"{name}.{n}.out"))
             per_request[name] = (total[1] - total[0]) / (passes[1] - passes[0]) / count
     return per_request
@@ -154,7 +154,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15, help="wall-clock rounds")
     parser.add_argument("--callgrind", action="store_true", help="count instructions instead")
     parser.add_argument("--passes", type=int, nargs=2, default=[1, 3], metavar=("LOW", "HIGH"))
-    parser.add_argument("--child", help=argparse.SUPPRESS)  # one contender, for callgrind
+    # NAME PASSES: run one contender that many times, the process callgrind counts
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     count = args.requests or (500 if args.callgrind or args.child else 2000)
     if args.callgrind:
@@ -164,8 +165,9 @@ def main() -> None:
             return
     runs = contenders(corpus(count))
     if args.child:
-        for _ in range(args.passes[0]):
-            runs[args.child]([])
+        name, passes = args.child
+        for _ in range(int(passes)):
+            runs[name]([])
         return
     where = f"rpcline {rpcline.IMPLEMENTATION}; {count} requests"
     if args.callgrind:
