@@ -1,8 +1,12 @@
 """Build the Cython core, unless RPCLINE_NO_EXTENSIONS is set or this is not CPython.
 
+RPCLINE_DEBUG_BUILD=1 builds it with -O0 -g3 and Cython's runtime checks; RPCLINE_NO_SIMD=1
+without SSE2 and AVX2, so that CI tests the portable scanner that ARM and other machines run.
+
 Everything else (metadata, package data) lives in pyproject.toml.
 """
 
+import glob
 import os
 import platform
 
@@ -10,6 +14,10 @@ from setuptools import Extension, setup
 
 NO_EXTENSIONS = bool(os.environ.get("RPCLINE_NO_EXTENSIONS"))
 DEBUG_BUILD = bool(os.environ.get("RPCLINE_DEBUG_BUILD"))
+NO_SIMD = bool(os.environ.get("RPCLINE_NO_SIMD"))
+# These builds keep their generated C and objects apart (see extensions()).
+KINDS = [kind for kind, on in (("debug", DEBUG_BUILD), ("no-simd", NO_SIMD)) if on]
+BUILD_BASE = "build/" + "-".join(KINDS) if KINDS else None
 
 
 def extensions():
@@ -25,23 +33,25 @@ def extensions():
         directives = {"boundscheck": False, "wraparound": False}
     if os.name == "nt":
         compile_args = []
+    if NO_SIMD:
+        macros.append(("RPCLINE_NO_SIMD", None))
     modules = [
         Extension(
             f"rpcline.{name}",
             [f"src/rpcline/{name}.pyx"],
             include_dirs=["src/rpcline"],  # _scan.h, wherever the generated C is written
+            depends=glob.glob("src/rpcline/*.h"),  # a changed header rebuilds the modules
             extra_compile_args=compile_args,
             define_macros=macros,
         )
         for name in ("_message_c", "_scan_c", "_route_c", "_stream_c", "_sse_c", "_http_c")
     ]
-    # A debug build keeps its generated C and objects in build/debug: cythonize and build_ext
-    # reuse what is newer than the sources and know nothing of these settings, so a tree
-    # that held a release build would otherwise yield a release binary (and vice versa).
+    # A debug or no-SIMD build keeps its generated C and objects in its own BUILD_BASE:
+    # cythonize and build_ext reuse what is newer than the sources and know nothing of these
+    # settings, so a tree that held a release build would otherwise yield a release binary.
     return cythonize(modules, compiler_directives={"language_level": 3, **directives},
-                     **({"build_dir": DEBUG_BASE} if DEBUG_BUILD else {}))
+                     **({"build_dir": BUILD_BASE} if BUILD_BASE else {}))
 
 
-DEBUG_BASE = "build/debug"
 setup(ext_modules=extensions(),
-      options={"build": {"build_base": DEBUG_BASE}} if DEBUG_BUILD else {})
+      options={"build": {"build_base": BUILD_BASE}} if BUILD_BASE else {})

@@ -57,6 +57,39 @@ cdef extern from "_scan.h":
     const unsigned char* _plain_blocks "rpcline_plain_blocks"(
         const unsigned char*, const unsigned char*) noexcept nogil
 
+cdef extern from "_scan_long.h":
+    const int LONG_ESCAPED "RPCLINE_ESCAPED"
+    const int LONG_NON_ASCII "RPCLINE_NON_ASCII"
+    const int PATH_NONE "RPCLINE_PATH_NONE"
+    const int PATH_SSE2 "RPCLINE_PATH_SSE2"
+    const int PATH_AVX2 "RPCLINE_PATH_AVX2"
+    int _long_path "rpcline_long_path"
+    bint _avx2_supported "rpcline_avx2_supported"() noexcept nogil
+    const unsigned char* _long_string "rpcline_long_string"(
+        const unsigned char*, const unsigned char*, int*) noexcept nogil
+
+assert LONG_ESCAPED == S_ESCAPED and LONG_NON_ASCII == S_NON_ASCII
+
+# The block scans of long strings this build can run on this CPU, fastest last; the
+# fastest is used. Tests and benchmarks switch with use_simd_path().
+cdef dict _PATHS = {"none": PATH_NONE, "sse2": PATH_SSE2, "avx2": PATH_AVX2}
+SIMD_PATHS = (("sse2", "avx2") if _avx2_supported() else ("sse2",)) if SIMD else ("none",)
+
+
+def use_simd_path(name: str) -> None:
+    """Scan long strings with ``name``, one of ``SIMD_PATHS``."""
+    global _long_path
+    if name not in SIMD_PATHS:
+        raise ValueError(f"{name!r} is not one of {SIMD_PATHS}")
+    _long_path = _PATHS[name]
+
+
+def simd_path() -> str:
+    """The block scan of long strings in use."""
+    return next(name for name, path in _PATHS.items() if path == _long_path)
+
+
+use_simd_path(SIMD_PATHS[len(SIMD_PATHS) - 1])  # the fastest (no wraparound here)
 assert MAX_DEPTH == _MAX_DEPTH and INNER_NAME_BYTES == _INNER_NAME_BYTES
 
 # Bytes a string body cannot skip: quote, backslash, control characters, non-ASCII.
@@ -294,16 +327,25 @@ cdef cursor _string_body(Scan* s, cursor start, cursor p, cursor end) noexcept:
     """``_string`` for any other string: long, escaped, non-ASCII, near the end or invalid.
 
     ``start`` is the opening quote, and the bytes between it and ``p`` are plain ASCII.
-    With SSE2, from a non-ASCII byte UTF-8 is validated a block at a time. A block found
-    invalid sends the string to the exact scan (``_string_rest``), which finds and words
-    the first error as the twin does: the block check can only cost time, never change
-    an answer.
+    With SSE2, from the first escape or non-ASCII byte, a string with 64 bytes or more
+    left is checked 64 bytes a step (``_scan_long.h``), its end with UTF-8 validated 16
+    bytes at a time. A block found invalid sends the string to the exact scan
+    (``_string_rest``), which finds and words the first error as the twin does: the
+    block checks can only cost time, never change an answer.
     """
     cdef int advance
     cdef int flags = 0
     if SIMD:
         while True:
             p = _plain_blocks(p, end)
+            if end - p >= 64 and p[0] != 0x22 and p - s.base >= 3:
+                # Long text with escapes or non-ASCII: 64 bytes a step, no branch for each
+                # (the UTF-8 check reads the three bytes before a block).
+                p = _long_string(p, end, &flags)
+                if p == NULL:
+                    return _string_rest(s, _plain(start + 1, end), end, 0)
+                if p[0] != 0x22 and p[0] != 0x5C:
+                    continue  # fewer than 64 bytes left: the 16-byte steps
             if end - p < 16:
                 break
             if p[0] == 0x22:

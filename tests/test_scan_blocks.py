@@ -1,0 +1,114 @@
+"""The block scan of long strings (``_scan_long.h``) against orjson and the twin.
+
+Long string bodies are checked 64 bytes a step, escapes and UTF-8 by arithmetic on byte
+masks with a carry from block to block, on every path this build and CPU can run (SSE2,
+AVX2; ``none`` in a ``RPCLINE_NO_SIMD=1`` build, where these tests check the portable
+path). Each special byte or sequence is put at every offset of the first two blocks and
+next to the end of the line, after text that keeps the blocks busy: every line must be
+judged as orjson judges it, and refused with the twin's exact reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import orjson
+import pytest
+
+from rpcline import _route_py
+
+pytestmark = pytest.mark.c_extension
+
+# What can follow a backslash, what is text, and what is wrong, as JSON string bytes.
+SPECIALS = [
+    b"\\n", b'\\"', b"\\\\", b"\\\\\\\\", b'\\\\\\"', b"\\/", b"\\u00e9", b"\\ud83d\\ude00",
+    b"\\q", b"\\u12", b"\\ud800", b"\\\x01", b"\\\xc3\xa9",
+    "é".encode(), "€".encode(), "中".encode(), "😀".encode(), b"\x7f",
+    b"\x01", b"\x1f", b"\x80", b"\xbf", b"\xc0\xaf", b"\xc1\xbf", b"\xc2", b"\xe2\x82",
+    b"\xe0\x80\x80", b"\xe0\x9f\xbf", b"\xed\xa0\x80", b"\xed\x9f\xbf", b"\xf0\x8f\xbf\xbf",
+    b"\xf4\x90\x80\x80", b"\xf4\x8f\xbf\xbf", b"\xf5\x80\x80\x80", b"\xff", b"\xf0\x9f\x98",
+    b'"', b"\\",
+]  # fmt: skip
+# Text before and around the special: plain, escaped, and non-ASCII of each length.
+FILLERS = [b"a", b"\\n", "é".encode(), "中".encode(), "😀".encode(), b"\\\\"]
+OFFSETS = range(0, 131)
+
+
+@pytest.fixture(params=["sse2", "avx2", "none"])
+def simd_path(request: pytest.FixtureRequest) -> Iterator[str]:
+    from rpcline import _scan_c
+
+    if request.param not in _scan_c.SIMD_PATHS:
+        pytest.skip(f"{request.param} is not a block scan of this build and CPU "
+                    f"({_scan_c.SIMD_PATHS})")
+    before = _scan_c.simd_path()
+    _scan_c.use_simd_path(request.param)
+    yield request.param
+    _scan_c.use_simd_path(before)
+
+
+def judgement(route: object) -> tuple | None:
+    error = route.error  # type: ignore[attr-defined]
+    return None if error is None else (error.code, error.reason)
+
+
+def assert_judged(line: bytes) -> None:
+    from rpcline import _route_c
+
+    try:
+        orjson.loads(line)
+        valid = True
+    except orjson.JSONDecodeError:
+        valid = False
+    route = _route_c.route(line)
+    assert judgement(route) == judgement(_route_py.route(line)), line
+    assert (route.error is None or route.error.code != -32700) == valid, line
+
+
+def lines(special: bytes, filler: bytes, offset: int) -> Iterator[bytes]:
+    """``special`` ``offset`` filler units into a long string (which a first escape sends
+    to the blocks), then far from the end, right at the end, and in a nested value."""
+    text = filler * offset
+    yield b'{"jsonrpc":"2.0","id":1,"result":{"t":"\\n' + text + special + b"z" * 150 + b'"}}'
+    yield b'{"jsonrpc":"2.0","id":1,"result":"' + "é".encode() + text + special + b'"}'
+    yield b'["' + filler * 40 + text + special + filler * 40 + b'",1]'
+
+
+@pytest.mark.parametrize("special", SPECIALS, ids=range(len(SPECIALS)))
+def test_specials_at_every_offset_of_a_block(simd_path, special):
+    for filler in FILLERS:
+        for offset in OFFSETS:
+            for line in lines(special, filler, offset):
+                assert_judged(line)
+
+
+@pytest.mark.parametrize("filler", FILLERS, ids=range(len(FILLERS)))
+def test_runs_of_backslashes_across_blocks(simd_path, filler):
+    # A run of backslashes ending at each byte of a block, odd and even, then a quote or
+    # a letter: the carry from block to block decides what the quote is.
+    for offset in range(50, 140):
+        for run in range(1, 6):
+            for after in (b'"', b"n", b"q", b"u0041", "é".encode()):
+                body = b"\\n" + b"a" * offset + b"\\" * run + after + filler * 30
+                assert_judged(b'{"jsonrpc":"2.0","id":1,"result":"' + body + b'"}')
+
+
+def test_escaped_flags_decode_what_the_blocks_cleared(simd_path):
+    # The blocks report whether a string held escapes or non-ASCII text; the id and the
+    # method are decoded from that, so a wrong flag would give a wrong value.
+    from rpcline import _route_c
+
+    for text in ("a\n" * 40, "é" * 40, "a" * 70 + "\\", "中" * 30 + "\n", "a" * 70 + "😀"):
+        for pad in range(0, 70, 7):
+            value = "x" * pad + text
+            line = orjson.dumps({"jsonrpc": "2.0", "id": value, "method": value})
+            route = _route_c.route(line)
+            assert (route.id, route.method) == (value, value), line
+
+
+def test_the_end_of_the_line(simd_path):
+    # A string that runs to the end of the line, cut after every byte of its last block.
+    for special in SPECIALS:
+        whole = b'{"jsonrpc":"2.0","id":1,"result":"\\n' + b"a" * 70 + special + b"b" * 70 + b'"}'
+        for cut in range(len(whole) - 140, len(whole) + 1):
+            assert_judged(whole[:cut])
