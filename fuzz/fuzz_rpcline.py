@@ -3,7 +3,8 @@
 
 Every input goes through ``tests/_oracle.py``'s ``check``: ``parse`` in every input form,
 ``parse_lines`` and a chunked ``StreamParser`` on the Cython core and the pure-Python twin,
-compared field by field and against the per-line model. A disagreement is an
+compared field by field and against the per-line model, and ``route`` on every block scan
+of long strings the build has (SSE2, AVX2). A disagreement is an
 ``AssertionError``, anything else raised is a crash: libFuzzer stops and writes the input.
 
 Run it through ``fuzz/run.sh`` (it builds the extension with clang for coverage); by hand:
@@ -26,15 +27,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 with atheris.instrument_imports(include=["rpcline"]):
     from rpcline import _message_c, _message_py, _stream_c, _stream_py
     from rpcline import _route_py  # noqa: F401  (instrumented here; the oracle routes)
+    from rpcline import _route_c, _scan_c
 
-from _oracle import check  # noqa: E402  (after the path set-up)
+from _oracle import check, describe_route  # noqa: E402  (after the path set-up)
 
 C = (_message_c, _stream_c)
 PY = (_message_py, _stream_py)
+FASTEST = _scan_c.simd_path()
 
 
 def test_one_input(data: bytes) -> None:
     check(data, C, PY)
+    # check routes with the block scan of long strings this CPU runs fastest (AVX2 or
+    # SSE2); every other one this build has must say the same, to the reason and span.
+    expected = describe_route(_route_c.route(data))
+    for path in _scan_c.SIMD_PATHS:
+        _scan_c.use_simd_path(path)
+        got = describe_route(_route_c.route(data))
+        _scan_c.use_simd_path(FASTEST)
+        assert got == expected, (path, data, got, expected)
 
 
 def main() -> None:

@@ -63,6 +63,12 @@ SEEDS: dict[str, bytes] = {
     "deep": b'{"jsonrpc":"2.0","method":"m","params":{"a":' + b"[" * 40 + b"]" * 40 + b"}}",
     "whitespace": b" \t\r\n" + R + b'"method":"m"} \t\r\n',
     "empty": b"",
+    # Long strings, which the core checks 64 bytes a step (_scan_long.h): escapes every
+    # few bytes, runs of backslashes, embedded JSON, and text in 2-, 3- and 4-byte UTF-8.
+    "long-escaped": R + b'"id":1,"result":"' + b'line\\n \\"q\\" \\\\ x\\n' * 12 + b'"}',
+    "long-embedded-json": R + b'"id":1,"result":"' + b'{\\"k\\":[1,\\"v\\\\n\\"]},' * 10 + b'"}',
+    "long-non-ascii": R + b'"id":1,"result":"' + "café 中文 😀 ".encode() * 10 + b'"}',
+    "long-unicode-escapes": R + b'"id":1,"result":"' + b"\\u00e9\\ud83d\\ude00 ab" * 12 + b'"}',
 }
 
 
