@@ -59,15 +59,6 @@ static inline int rpcline_ctz64(uint64_t x) {
     return __builtin_ctzll(x);
 #endif
 }
-static inline int rpcline_high64(uint64_t x) {
-#if defined(_MSC_VER)
-    unsigned long i;
-    _BitScanReverse64(&i, x);
-    return (int)i;
-#else
-    return 63 - __builtin_clzll(x);
-#endif
-}
 #if (defined(__SSE2__) || defined(_M_X64) || defined(_M_AMD64)) && !defined(RPCLINE_NO_SIMD)
 #include <emmintrin.h>
 #define RPCLINE_SIMD 1
