@@ -1,0 +1,96 @@
+"""route on one large tool result full of escapes or non-ASCII text, per block scan.
+
+    python benchmarks/long_strings.py [--size 262144] [--rounds 41]
+
+Four texts (an escape about every 24 bytes, CJK, emoji among words, JSON embedded as a
+string), each as the text of one tool result. Contenders: ``orjson.loads``, pysimdjson's
+lazy parse with ``id`` and ``method`` read (skipped when pysimdjson is not installed),
+and ``route`` on every block scan of long strings this build and CPU have (SSE2, AVX2).
+Rounds are interleaved (each starts with the next contender) and medians printed, as
+GB/s and as the ratio to pysimdjson (target: at most 1.00).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+from collections.abc import Callable
+
+import orjson
+
+from rpcline import _route_c, _scan_c
+
+WORDS = "abcdefgh ijkl"
+
+
+def text(kind: str, size: int, rng: random.Random) -> str:
+    parts: list[str] = []
+    total = 0
+    while total < size:
+        if kind == "escapes":
+            part = "".join(rng.choice(WORDS) for _ in range(23)) + rng.choice(["\n", '"'])
+        elif kind == "cjk":
+            part = "".join(chr(rng.randrange(0x4E00, 0x9FFF)) for _ in range(10)) + "。 "
+        elif kind == "emoji":
+            part = "word " + "".join(chr(rng.randrange(0x1F600, 0x1F64F)) for _ in range(3)) + " "
+        else:  # embedded JSON
+            part = orjson.dumps({"k": rng.randrange(1000), "v": "x\ny"}).decode()
+        parts.append(part)
+        total += len(part.encode())
+    return "".join(parts)
+
+
+def contenders() -> dict[str, Callable[[bytes], object]]:
+    found: dict[str, Callable[[bytes], object]] = {"orjson.loads": orjson.loads}
+    try:
+        import simdjson
+    except ImportError:
+        print("pysimdjson is not installed: pip install pysimdjson")
+    else:
+        parser = simdjson.Parser()
+
+        def lazy(line: bytes) -> object:
+            document = parser.parse(line)  # plain values out: the parser is reused
+            return document.get("id"), document.get("method")
+
+        found["pysimdjson"] = lazy
+    for path in _scan_c.SIMD_PATHS:
+        def routed(line: bytes, path: str = path) -> object:
+            _scan_c.use_simd_path(path)
+            return _route_c.route(line)
+
+        found[f"route ({path})"] = routed
+    return found
+
+
+def main() -> None:
+    arguments = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    arguments.add_argument("--size", type=int, default=256 * 1024)
+    arguments.add_argument("--rounds", type=int, default=41)
+    options = arguments.parse_args()
+    rng = random.Random(2)
+    parsers = contenders()
+    names = list(parsers)
+    for kind in ("escapes", "cjk", "emoji", "embedded JSON"):
+        message = {"jsonrpc": "2.0", "id": 1,
+                   "result": {"content": [{"type": "text", "text": text(kind, options.size, rng)}]}}
+        line = orjson.dumps(message)
+        times: dict[str, list[float]] = {name: [] for name in names}
+        for round in range(options.rounds):
+            for name in names[round % len(names):] + names[:round % len(names)]:
+                started = time.perf_counter()
+                parsers[name](line)
+                times[name].append(time.perf_counter() - started)
+        median = {name: statistics.median(values) for name, values in times.items()}
+        print(f"{kind}: {len(line):,} bytes")
+        for name in names:
+            versus = (f"  {median[name] / median['pysimdjson']:.2f}x pysimdjson"
+                      if "pysimdjson" in median and name.startswith("route") else "")
+            print(f"  {name:14} {len(line) / median[name] / 1e9:6.2f} GB/s{versus}")
+    _scan_c.use_simd_path(_scan_c.SIMD_PATHS[-1])
+
+
+if __name__ == "__main__":
+    main()
