@@ -133,7 +133,81 @@ def test_pinned_output() -> None:
     # Byte-identical on every Python and run; when the generator changes on purpose, update
     # the digest (and know that benchmark results before and after do not compare).
     digest = hashlib.sha256(b"\n".join(corpus.generate(1000))).hexdigest()
-    assert digest == "c64b2b837f8093233a192087523f576d849d28ec5619df816557ba4908dedcc6"
+    assert digest == "f965600903e65e537c4385983432b2749d854ce85333854e092e122b8ebeb129"
+
+
+# --- the text styles of large results ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def styled() -> dict[str, list[bytes]]:
+    return {style: corpus.long_results(style, 3, seed=5) for style in corpus.TEXT_STYLES}
+
+
+def _texts(lines: list[bytes]) -> list[str]:
+    return [orjson.loads(line)["result"]["content"][0]["text"] for line in lines]
+
+
+def test_long_results_are_the_large_tail(styled: dict[str, list[bytes]]) -> None:
+    for style, lines in styled.items():
+        assert lines == corpus.long_results(style, 3, seed=5), style  # deterministic
+        for line in lines:
+            assert 64 * 1024 <= len(line) <= 1100 * 1024, (style, len(line))
+            assert type(rpcline.parse(line)) is rpcline.ClientResponse
+            assert rpcline.route(line).kind == "response"
+
+
+def test_escaped_text_escapes_every_25_bytes(styled: dict[str, list[bytes]]) -> None:
+    for line in styled["escaped"]:
+        escapes = line.count(b'\\n') + line.count(b'\\"')
+        assert 20 <= len(line) / escapes <= 30
+
+
+def test_cjk_and_emoji_texts_are_non_ascii(styled: dict[str, list[bytes]]) -> None:
+    for text in _texts(styled["cjk"]):
+        ideographs = sum("\u4e00" <= c <= "\u9fff" for c in text)
+        assert ideographs > 0.8 * len(text)
+    for text in _texts(styled["emoji"]):
+        assert sum(c >= "\U0001f000" for c in text) > 0.1 * len(text)
+
+
+def test_embedded_json_is_a_json_document(styled: dict[str, list[bytes]]) -> None:
+    for line, text in zip(styled["embedded-json"], _texts(styled["embedded-json"]), strict=True):
+        records = orjson.loads(text)
+        assert type(records) is list and len(records) > 100
+        assert line.count(b'\\"') > len(line) / 20  # a quote escaped every few bytes
+
+
+def test_prose_is_the_corpus_vocabulary(styled: dict[str, list[bytes]]) -> None:
+    for text in _texts(styled["prose"]):
+        assert "café" in text or "→" in text
+        assert text.isascii() is False and text.count("\n") > 100
+
+
+def test_long_results_refuse_unknown_styles() -> None:
+    with pytest.raises(ValueError, match="style must be one of"):
+        corpus.long_results("klingon", 1)  # type: ignore[arg-type]
+
+
+def _style_of(text: str) -> str:
+    if text.startswith('[{"id":'):
+        return "embedded-json"
+    if sum("\u4e00" <= c <= "\u9fff" for c in text) > len(text) / 2:
+        return "cjk"
+    if any(c >= "\U0001f000" for c in text):
+        return "emoji"
+    return "escaped" if text.count("\n") + text.count('"') > len(text) / 30 else "prose"
+
+
+def test_large_results_come_in_several_styles() -> None:
+    # The corpus's own large tail mixes binary data and the text styles.
+    large = [line for kind, line in corpus.generate_labelled(corpus.DEFAULT_SIZE) if kind == "large"]
+    results = [orjson.loads(line)["result"] for line in large]
+    items = [(result.get("content") or result["contents"])[0] for result in results]
+    styles = {_style_of(item["text"]) for item in items if "text" in item}
+    assert len(styles) >= 3 and len(styles) < len(items)  # and some binary
+    for style in corpus.TEXT_STYLES:  # the detector above tells each style apart
+        assert {_style_of(text) for text in _texts(corpus.long_results(style, 1))} == {style}
 
 
 # --- the 2026-07-28 era of the line corpus --------------------------------------------------

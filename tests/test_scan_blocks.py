@@ -112,3 +112,17 @@ def test_the_end_of_the_line(simd_path):
         whole = b'{"jsonrpc":"2.0","id":1,"result":"\\n' + b"a" * 70 + special + b"b" * 70 + b'"}'
         for cut in range(len(whole) - 140, len(whole) + 1):
             assert_judged(whole[:cut])
+
+
+@pytest.mark.parametrize("style", ["escaped", "cjk", "emoji", "embedded-json"])
+def test_the_corpus_text_styles(simd_path, style):
+    # Whole results of each style the blocks were built for, whole and cut short inside
+    # their text (at a block's every offset), judged as orjson and the twin judge them.
+    from rpcline import _route_c
+    from rpcline.corpus import long_results
+
+    line = long_results(style, 1, seed=3)[0]
+    route = _route_c.route(line)
+    assert (route.kind, route.id, route.result_span) == ("response", 1, _route_py.route(line).result_span)
+    for cut in range(len(line) // 2, len(line) // 2 + 64):
+        assert_judged(line[:cut] + b'"}]}}')

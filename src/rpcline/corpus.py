@@ -46,6 +46,7 @@ from rpcline._corpus_http import (
     iter_http,
 )
 from rpcline._corpus_http import PROTOCOL as _STATELESS_PROTOCOL
+from rpcline._corpus_text import PROSE_WORDS, TEXT_STYLES, TextStyle, long_results, styled_text
 
 __all__ = (
     "DEFAULT_SEED",
@@ -54,11 +55,14 @@ __all__ = (
     "HTTP_TOOLS",
     "HttpLabel",
     "HttpPost",
+    "TEXT_STYLES",
     "Kind",
+    "TextStyle",
     "generate",
     "generate_labelled",
     "iter_http",
     "iter_labelled",
+    "long_results",
     "write_jsonl",
 )
 
@@ -89,13 +93,7 @@ _SUBSCRIPTION_KEY: Final = "io.modelcontextprotocol/subscriptionId"
 _CLIENTS: Final = (("orbit-cli", "0.9.3"), ("quill-ide", "1.42.0"), ("harbor-agent", "3.1.0"))
 _SERVERS: Final = (("notes-server", "1.2.0"), ("warehouse-sql", "0.7.11"), ("fs-bridge", "2.0.4"))
 # Some non-ASCII and newlines too: real tool output has both, and decoders treat them apart.
-_WORDS: Final = (
-    "the", "a", "of", "to", "and", "in", "for", "is", "on", "with", "query", "table", "row",
-    "index", "file", "cache", "token", "request", "server", "client", "stream", "schema",
-    "value", "error", "result", "update", "page", "user", "session", "build", "deploy",
-    "release", "branch", "commit", "review", "latency", "budget", "report", "summary",
-    "café", "naïve", "20 °C", "→", "✓", "done.\n", "ok.\n", "\n", "- item\n",
-)  # fmt: skip
+_WORDS: Final = PROSE_WORDS
 _NOUNS: Final = _WORDS[10:30]
 _Tool: TypeAlias = tuple[str, str, dict[str, str]]  # name, description, argument -> JSON type
 _TOOLS: Final[tuple[_Tool, ...]] = (
@@ -277,6 +275,17 @@ def _content(rng: random.Random, size: int, text: bool, uri: str | None = None) 
     return {"uri": uri, "mimeType": "text/markdown", "text": _text(rng, size)}
 
 
+def _large_content(rng: random.Random, size: int, uri: str | None = None) -> Json:
+    """A huge result's item: half of them binary, the text ones in any of the text styles
+    (JSON as text, code, CJK, emoji and prose are what slows a scanner down, each its way)."""
+    if rng.randrange(2):
+        return _content(rng, size, False, uri)
+    style: TextStyle = rng.choice(TEXT_STYLES)
+    if uri is None:
+        return {"type": "text", "text": styled_text(rng, style, size)}
+    return {"uri": uri, "mimeType": "text/markdown", "text": styled_text(rng, style, size)}
+
+
 def _large_size(s: _Stream) -> int:
     """64 KiB to 1 MiB, about log-uniform, when a huge result is due; else 0."""
     if s.emitted < s.next_large:
@@ -344,7 +353,7 @@ def _tools_call(s: _Stream) -> list[Labelled]:
     if outcome < 0.08:
         return [*lines, _error(s, id, -32602, f"Unknown tool: {name}x")]
     if large := _large_size(s):
-        content = _content(rng, large, text=rng.random() < 0.5)
+        content = _large_content(rng, large)
         return [*lines, _result(s, id, {"content": [content]}, "large")]
     size = rng.choice((12, 40, 90, 90, 160, 300, 1500))
     content = _content(rng, rng.randint(size // 2, size), text=True)
@@ -376,7 +385,7 @@ def _resources_read(s: _Stream) -> list[Labelled]:
     uri = f"file:///workspace/{rng.choice(_NOUNS)}/{rng.randint(1, 99)}.md"
     id, request = _request(s, "resources/read", _params(s, uri=uri))
     if large := _large_size(s):
-        content = _content(rng, large, rng.random() < 0.5, uri)
+        content = _large_content(rng, large, uri)
         return [request, _result(s, id, {"contents": [content]}, "large", cacheable=True)]
     text = rng.random() < 0.8
     content = _content(rng, rng.randint(10, 600 if text else 900), text, uri)
