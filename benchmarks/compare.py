@@ -3,7 +3,10 @@
     python benchmarks/compare.py [FILE.jsonl] [--rounds 20] [--json [PATH]]
     python benchmarks/compare.py [FILE.jsonl] --callgrind [--passes 1 4] [--keep DIR]
 
-Without FILE the generated corpus (rpcline.corpus, fixed seed) is used. Wall-clock mode
+Without FILE the generated corpus (rpcline.corpus, fixed seed) is used, and beside it
+the large results of one text style each (escaped, CJK, emoji, embedded JSON:
+``rpcline.corpus.long_results``), where ``pysimdjson`` (a lazy parse reading the id and
+the method) is the contender to beat for ``rpcline-route``. Wall-clock mode
 times every contender in one process, round after round, in a rotating order, and
 reports the median ns/message and the median of the per-round ratios to orjson.loads:
 machine noise hits neighbours in a round alike, so the ratio is steadier than the times.
@@ -30,6 +33,7 @@ from contenders import (
     BASELINE,
     CONTENDERS,
     GROUPS,
+    LONG_TEXTS,
     SMALL,
     WHOLE,
     Parser,
@@ -42,7 +46,9 @@ from contenders import (
 CHILD = Path(__file__).with_name("_callgrind_child.py")
 DEFAULT_JSON = Path(".benchmarks/compare.json")
 CALLGRIND_GROUPS = [WHOLE, SMALL]  # each costs two valgrind runs per contender
-MIN_LINES_PER_TIMING = 2000  # short classes repeat their pass so a timing lasts ~1 ms
+# Short classes repeat their pass so that a timing lasts about a millisecond or more.
+MIN_LINES_PER_TIMING = 2000
+MIN_BYTES_PER_TIMING = 4_000_000
 
 Results = dict[str, dict[str, Any]]  # group -> {"messages", "bytes", "contenders": {...}}
 
@@ -53,7 +59,8 @@ def wall_clock(parsers: dict[str, Parser], groups: dict[str, list[bytes]], round
     for round in range(rounds + 1):  # round 0 warms caches and specialises code; dropped
         turn = round % len(names)
         for group, lines in groups.items():
-            repeat = max(1, MIN_LINES_PER_TIMING // len(lines))
+            size = sum(map(len, lines))
+            repeat = max(1, min(MIN_LINES_PER_TIMING // len(lines), MIN_BYTES_PER_TIMING // size))
             for name in names[turn:] + names[:turn]:
                 ns = _time_passes(parsers[name], lines, repeat) / (repeat * len(lines))
                 if round:
@@ -149,7 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.callgrind and valgrind_missing():
         return 0
     groups = workloads(
-        load_corpus(args.file), args.groups or (CALLGRIND_GROUPS if args.callgrind else None)
+        load_corpus(args.file),
+        args.groups or (CALLGRIND_GROUPS if args.callgrind else None),
+        long_texts=args.file is None,
     )
     parsers = available([BASELINE, *(n for n in args.contenders if n != BASELINE)])
     if args.callgrind:
@@ -177,7 +186,9 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--contenders", nargs="+", choices=list(CONTENDERS), default=list(CONTENDERS)
     )
-    parser.add_argument("--groups", nargs="+", choices=list(GROUPS), help="message classes")
+    parser.add_argument(
+        "--groups", nargs="+", choices=[*GROUPS, *LONG_TEXTS], help="message classes"
+    )
     parser.add_argument("--rounds", type=int, default=20, help="wall-clock rounds (default 20)")
     parser.add_argument(
         "--json",

@@ -14,7 +14,16 @@ from typing import Any
 
 import pytest
 
-from contenders import BASELINE, CONTENDERS, GROUPS, Parser, load, load_corpus, workloads
+from contenders import (
+    BASELINE,
+    CONTENDERS,
+    GROUPS,
+    LONG_TEXTS,
+    Parser,
+    load,
+    load_corpus,
+    workloads,
+)
 
 RESULTS = pytest.StashKey[dict[str, dict[str, float]]]()  # group -> contender -> ns/message
 
@@ -25,14 +34,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "group" in metafunc.fixturenames:
-        metafunc.parametrize("group", list(GROUPS))
+        metafunc.parametrize("group", [*GROUPS, *LONG_TEXTS])
     if "contender" in metafunc.fixturenames:
         metafunc.parametrize("contender", list(CONTENDERS))
 
 
 @pytest.fixture(scope="session")
 def classes(pytestconfig: pytest.Config) -> dict[str, list[bytes]]:
-    return workloads(load_corpus(pytestconfig.getoption("--corpus")))
+    path = pytestconfig.getoption("--corpus")
+    return workloads(load_corpus(path), long_texts=path is None)
 
 
 @pytest.fixture

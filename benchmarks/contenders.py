@@ -60,6 +60,22 @@ def _json_rules() -> Parser:
     return parse
 
 
+def _pysimdjson() -> Parser:
+    # pysimdjson's lazy parse reading what a router reads (id and method): simdjson's
+    # stage 1 validates the whole line, and nothing else is built. A non-object line
+    # raises, as refusals do in other contenders; so does a parse while an id or method
+    # that is an object still holds the parser, which run_pass never keeps.
+    import simdjson
+
+    parser = simdjson.Parser()
+
+    def lazy(line: bytes) -> object:
+        document = parser.parse(line)
+        return document.get("id"), document.get("method")
+
+    return lazy
+
+
 def _mcp_sdk() -> Parser:
     # What the official SDK's stdio transport calls for every line it reads.
     try:
@@ -77,6 +93,7 @@ CONTENDERS: dict[str, Callable[[], Parser]] = {
     "rpcline-route": _rpcline_route,
     "json+rules": _json_rules,
     "mcp-sdk": _mcp_sdk,
+    "pysimdjson": _pysimdjson,
 }
 
 
@@ -142,10 +159,29 @@ GROUPS: dict[str, Callable[[str, bytes], bool]] = {
 }
 
 
-def workloads(labelled: list[Labelled], groups: list[str] | None = None) -> dict[str, list[bytes]]:
-    """The lines of each message class that has any, in corpus order."""
-    chosen = {name: GROUPS[name] for name in groups or GROUPS}
-    found = {
-        name: [line for kind, line in labelled if test(kind, line)] for name, test in chosen.items()
-    }
+# The large tail one text style at a time (rpcline.corpus.long_results): classes beside
+# the generated corpus, not in it, so they leave its whole-corpus figures alone.
+LONG_TEXTS = {
+    "large escaped text": "escaped",
+    "large CJK text": "cjk",
+    "large emoji text": "emoji",
+    "large embedded JSON": "embedded-json",
+}
+LONG_TEXT_COUNT = 8
+
+
+def workloads(
+    labelled: list[Labelled], groups: list[str] | None = None, long_texts: bool = False
+) -> dict[str, list[bytes]]:
+    """The lines of each message class that has any, in corpus order; with ``long_texts``
+    (the generated corpus's measurements) the ``LONG_TEXTS`` classes too."""
+    chosen = groups or [*GROUPS, *(LONG_TEXTS if long_texts else ())]
+    found: dict[str, list[bytes]] = {}
+    for name in chosen:
+        if name in GROUPS:
+            found[name] = [line for kind, line in labelled if GROUPS[name](kind, line)]
+        elif long_texts:
+            from rpcline.corpus import long_results
+
+            found[name] = long_results(LONG_TEXTS[name], LONG_TEXT_COUNT)  # type: ignore[arg-type]
     return {name: lines for name, lines in found.items() if lines}

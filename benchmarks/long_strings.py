@@ -2,8 +2,8 @@
 
     python benchmarks/long_strings.py [--size 262144] [--rounds 41]
 
-Four texts (an escape about every 24 bytes, CJK, emoji among words, JSON embedded as a
-string), each as the text of one tool result. Contenders: ``orjson.loads``, pysimdjson's
+Four texts (an escape about every 25 bytes, CJK, emoji among words, JSON embedded as a
+string: the text styles of ``rpcline.corpus``), each as the text of one tool result. Contenders: ``orjson.loads``, pysimdjson's
 lazy parse with ``id`` and ``method`` read (skipped when pysimdjson is not installed),
 and ``route`` on every block scan of long strings this build and CPU have (SSE2, AVX2).
 Rounds are interleaved (each starts with the next contender) and medians printed, as
@@ -21,26 +21,7 @@ from collections.abc import Callable
 import orjson
 
 from rpcline import _route_c, _scan_c
-
-WORDS = "abcdefgh ijkl"
-
-
-def text(kind: str, size: int, rng: random.Random) -> str:
-    parts: list[str] = []
-    total = 0
-    while total < size:
-        if kind == "escapes":
-            part = "".join(rng.choice(WORDS) for _ in range(23)) + rng.choice(["\n", '"'])
-        elif kind == "cjk":
-            part = "".join(chr(rng.randrange(0x4E00, 0x9FFF)) for _ in range(10)) + "。 "
-        elif kind == "emoji":
-            part = "word " + "".join(chr(rng.randrange(0x1F600, 0x1F64F)) for _ in range(3)) + " "
-        else:  # embedded JSON
-            part = orjson.dumps({"k": rng.randrange(1000), "v": "x\ny"}).decode()
-        parts.append(part)
-        total += len(part.encode())
-    return "".join(parts)
-
+from rpcline.corpus import styled_text
 
 def contenders() -> dict[str, Callable[[bytes], object]]:
     found: dict[str, Callable[[bytes], object]] = {"orjson.loads": orjson.loads}
@@ -73,9 +54,9 @@ def main() -> None:
     rng = random.Random(2)
     parsers = contenders()
     names = list(parsers)
-    for kind in ("escapes", "cjk", "emoji", "embedded JSON"):
-        message = {"jsonrpc": "2.0", "id": 1,
-                   "result": {"content": [{"type": "text", "text": text(kind, options.size, rng)}]}}
+    for kind in ("escaped", "cjk", "emoji", "embedded-json"):
+        content = {"type": "text", "text": styled_text(rng, kind, options.size)}
+        message = {"jsonrpc": "2.0", "id": 1, "result": {"content": [content]}}
         line = orjson.dumps(message)
         times: dict[str, list[float]] = {name: [] for name in names}
         for round in range(options.rounds):
