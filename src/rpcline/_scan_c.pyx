@@ -327,9 +327,9 @@ cdef cursor _string_body(Scan* s, cursor start, cursor p, cursor end) noexcept:
     """``_string`` for any other string: long, escaped, non-ASCII, near the end or invalid.
 
     ``start`` is the opening quote, and the bytes between it and ``p`` are plain ASCII.
-    With SSE2, from the first escape or non-ASCII byte, a string with 64 bytes or more
-    left is checked 64 bytes a step (``_scan_long.h``), its end with UTF-8 validated 16
-    bytes at a time. A block found invalid sends the string to the exact scan
+    With SSE2, a string that has run 64 bytes and holds an escape or non-ASCII text is
+    checked 64 bytes a step from there (``_scan_long.h``) while 64 bytes of the line are
+    left, its end with UTF-8 validated 16 bytes at a time. A block found invalid sends the string to the exact scan
     (``_string_rest``), which finds and words the first error as the twin does: the
     block checks can only cost time, never change an answer.
     """
@@ -338,9 +338,11 @@ cdef cursor _string_body(Scan* s, cursor start, cursor p, cursor end) noexcept:
     if SIMD:
         while True:
             p = _plain_blocks(p, end)
-            if end - p >= 64 and p[0] != 0x22 and p - s.base >= 3:
+            if p - start >= 64 and end - p >= 64 and p[0] != 0x22:
                 # Long text with escapes or non-ASCII: 64 bytes a step, no branch for each
-                # (the UTF-8 check reads the three bytes before a block).
+                # (the UTF-8 check reads the three bytes before a block, which the 64
+                # bytes already passed hold). Only a string that has run 64 bytes: most
+                # strings are short, and ending one costs a block less in 16-byte steps.
                 p = _long_string(p, end, &flags)
                 if p == NULL:
                     return _string_rest(s, _plain(start + 1, end), end, 0)
