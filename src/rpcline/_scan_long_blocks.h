@@ -5,7 +5,11 @@
      RPCLINE_ATTR      attributes of its functions (the AVX2 target)
      V, W              the vector type and its width in bytes
      LOAD(p), SET1(c), EQ(a, b), GT(a, b) (signed), OR, AND, ANDNOT(a, b) (~a & b), XOR,
-     MOVEMASK(v)       the intrinsics.
+     MOVEMASK(v)       the intrinsics;
+     RPCLINE_LOOKUP    where the vectors can shuffle bytes (AVX2): UTF-8 is checked by
+                       table look-ups, with SHUFFLE(table, v), TABLE16(16 bytes),
+                       SRLI16_4(v) (16-bit lanes shifted right by 4) and SUBS_EPU8;
+                       without it (SSE2) by compares.
    No include guard, by design; the macros are undefined at the end. */
 
 #define RPCLINE_VECTORS (64 / W)
@@ -49,6 +53,88 @@ RPCLINE_ATTR static inline uint64_t RPCLINE_NAME(not_letters)(const RPCLINE_NAME
     return ~RPCLINE_NAME(mask)(found);
 }
 
+#ifdef RPCLINE_LOOKUP
+/* Where UTF-8 goes wrong in the W bytes at q, one bit per byte, by table look-ups (the
+   algorithm of Keiser and Lemire, "Validating UTF-8 in less than one instruction per
+   byte", 2021): each byte and the one before it, by three nibbles, fall in classes of
+   errors, one bit each, and a bit in all three look-ups is an error of the pair:
+   a lead byte without a continuation (TOO_SHORT), a continuation after ASCII (TOO_LONG)
+   or after a continuation (TWO_CONTS, which is right as a third or fourth byte: those
+   positions come from the lead two or three bytes before, and cancel it), overlong
+   forms, surrogates and code points above U+10FFFF. The bit of an error is set at the
+   pair's second byte, never after the first byte that breaks the sequence. */
+#define RPCLINE_TOO_SHORT 0x01
+#define RPCLINE_TOO_LONG 0x02
+#define RPCLINE_OVERLONG_3 0x04
+#define RPCLINE_TOO_LARGE 0x08
+#define RPCLINE_SURROGATE 0x10
+#define RPCLINE_OVERLONG_2 0x20
+#define RPCLINE_TOO_LARGE_1000 0x40 /* F5..FF 80..8F, with F0 80..8F (OVERLONG_4) */
+#define RPCLINE_OVERLONG_4 0x40
+#define RPCLINE_TWO_CONTS 0x80
+#define RPCLINE_CARRY (RPCLINE_TOO_SHORT | RPCLINE_TOO_LONG | RPCLINE_TWO_CONTS)
+RPCLINE_ATTR static inline uint32_t RPCLINE_NAME(utf8_errors)(const unsigned char *q) {
+    V input = LOAD(q), prev1 = LOAD(q - 1), nibble = SET1(0x0F);
+    /* the byte before, by its high nibble: what it is (ASCII, continuation, a lead) */
+    V first_high = SHUFFLE(TABLE16(
+        RPCLINE_TOO_LONG, RPCLINE_TOO_LONG, RPCLINE_TOO_LONG, RPCLINE_TOO_LONG,
+        RPCLINE_TOO_LONG, RPCLINE_TOO_LONG, RPCLINE_TOO_LONG, RPCLINE_TOO_LONG,
+        RPCLINE_TWO_CONTS, RPCLINE_TWO_CONTS, RPCLINE_TWO_CONTS, RPCLINE_TWO_CONTS,
+        RPCLINE_TOO_SHORT | RPCLINE_OVERLONG_2,
+        RPCLINE_TOO_SHORT,
+        RPCLINE_TOO_SHORT | RPCLINE_OVERLONG_3 | RPCLINE_SURROGATE,
+        RPCLINE_TOO_SHORT | RPCLINE_TOO_LARGE | RPCLINE_TOO_LARGE_1000 | RPCLINE_OVERLONG_4),
+        AND(SRLI16_4(prev1), nibble));
+    /* the byte before, by its low nibble: which lead it is (C0, C1, E0, ED, F0, F4, F5..) */
+    V first_low = SHUFFLE(TABLE16(
+        RPCLINE_CARRY | RPCLINE_OVERLONG_3 | RPCLINE_OVERLONG_2 | RPCLINE_OVERLONG_4,
+        RPCLINE_CARRY | RPCLINE_OVERLONG_2,
+        RPCLINE_CARRY, RPCLINE_CARRY,
+        RPCLINE_CARRY | RPCLINE_TOO_LARGE,
+        RPCLINE_CARRY | RPCLINE_TOO_LARGE | RPCLINE_TOO_LARGE_1000,
+        RPCLINE_CARRY | RPCLINE_TOO_LARGE | RPCLINE_TOO_LARGE_1000,
+        RPCLINE_CARRY | RPCLINE_TOO_LARGE | RPCLINE_TOO_LARGE_1000,
+        RPCLINE_CARRY | RPCLINE_TOO_LARGE | RPCLINE_TOO_LARGE_1000,
+        RPCLINE_CARRY | RPCLINE_TOO_LARGE | RPCLINE_TOO_LARGE_1000,
+        RPCLINE_CARRY | RPCLINE_TOO_LARGE | RPCLINE_TOO_LARGE_1000,
+        RPCLINE_CARRY | RPCLINE_TOO_LARGE | RPCLINE_TOO_LARGE_1000,
+        RPCLINE_CARRY | RPCLINE_TOO_LARGE | RPCLINE_TOO_LARGE_1000,
+        RPCLINE_CARRY | RPCLINE_TOO_LARGE | RPCLINE_TOO_LARGE_1000 | RPCLINE_SURROGATE,
+        RPCLINE_CARRY | RPCLINE_TOO_LARGE | RPCLINE_TOO_LARGE_1000,
+        RPCLINE_CARRY | RPCLINE_TOO_LARGE | RPCLINE_TOO_LARGE_1000),
+        AND(prev1, nibble));
+    /* this byte, by its high nibble: not a continuation, or which range of them */
+    V second_high = SHUFFLE(TABLE16(
+        RPCLINE_TOO_SHORT, RPCLINE_TOO_SHORT, RPCLINE_TOO_SHORT, RPCLINE_TOO_SHORT,
+        RPCLINE_TOO_SHORT, RPCLINE_TOO_SHORT, RPCLINE_TOO_SHORT, RPCLINE_TOO_SHORT,
+        RPCLINE_TOO_LONG | RPCLINE_OVERLONG_2 | RPCLINE_TWO_CONTS | RPCLINE_OVERLONG_3
+            | RPCLINE_TOO_LARGE_1000 | RPCLINE_OVERLONG_4,
+        RPCLINE_TOO_LONG | RPCLINE_OVERLONG_2 | RPCLINE_TWO_CONTS | RPCLINE_OVERLONG_3
+            | RPCLINE_TOO_LARGE,
+        RPCLINE_TOO_LONG | RPCLINE_OVERLONG_2 | RPCLINE_TWO_CONTS | RPCLINE_SURROGATE
+            | RPCLINE_TOO_LARGE,
+        RPCLINE_TOO_LONG | RPCLINE_OVERLONG_2 | RPCLINE_TWO_CONTS | RPCLINE_SURROGATE
+            | RPCLINE_TOO_LARGE,
+        RPCLINE_TOO_SHORT, RPCLINE_TOO_SHORT, RPCLINE_TOO_SHORT, RPCLINE_TOO_SHORT),
+        AND(SRLI16_4(input), nibble));
+    V pairs = AND(AND(first_high, first_low), second_high);
+    /* a third or fourth byte is due: a lead E0.. two bytes before, or F0.. three */
+    V due = OR(SUBS_EPU8(LOAD(q - 2), SET1((char)(0xE0 - 0x80))),
+               SUBS_EPU8(LOAD(q - 3), SET1((char)(0xF0 - 0x80))));
+    V errors = XOR(AND(due, SET1((char)0x80)), pairs);
+    return ~(uint32_t)MOVEMASK(EQ(errors, SET1(0)));
+}
+#undef RPCLINE_TOO_SHORT
+#undef RPCLINE_TOO_LONG
+#undef RPCLINE_OVERLONG_3
+#undef RPCLINE_TOO_LARGE
+#undef RPCLINE_SURROGATE
+#undef RPCLINE_OVERLONG_2
+#undef RPCLINE_TOO_LARGE_1000
+#undef RPCLINE_OVERLONG_4
+#undef RPCLINE_TWO_CONTS
+#undef RPCLINE_CARRY
+#else
 /* Bytes >= k as unsigned numbers, of bytes flipped by 0x80 (which turns unsigned order
    into the signed order the compares use). */
 #define RPCLINE_AT_LEAST(u, k) GT((u), SET1((char)(((k) ^ 0x80) - 1)))
@@ -74,6 +160,18 @@ RPCLINE_ATTR static inline uint32_t RPCLINE_NAME(utf8_errors)(const unsigned cha
     return (uint32_t)MOVEMASK(OR(OR(XOR(due, continuation), never), range));
 }
 #undef RPCLINE_AT_LEAST
+#endif
+
+/* The UTF-8 errors of the 64 bytes at p. Not inlined: its constants would otherwise
+   stay in registers across the whole loop and crowd the ASCII path (5 to 7 more
+   instructions a block of escaped ASCII text, with AVX2's tables, in callgrind). */
+RPCLINE_ATTR static RPCLINE_NOINLINE uint64_t RPCLINE_NAME(utf8_block)(const unsigned char *p) {
+    uint64_t errors = 0;
+    int i;
+    for (i = 0; i < RPCLINE_VECTORS; i++)
+        errors |= (uint64_t)RPCLINE_NAME(utf8_errors)(p + W * i) << (W * i);
+    return errors;
+}
 
 /* See rpcline_long_string in _scan_long.h. */
 RPCLINE_ATTR static const unsigned char *RPCLINE_NAME(long_string)(const unsigned char *p,
@@ -101,8 +199,7 @@ RPCLINE_ATTR static const unsigned char *RPCLINE_NAME(long_string)(const unsigne
             carry = (backslashes & ~escaped) >> 63;
         }
         if (high | (last_high >> 61)) /* or a sequence from the block before ends here */
-            for (i = 0; i < RPCLINE_VECTORS; i++)
-                errors |= (uint64_t)RPCLINE_NAME(utf8_errors)(p + W * i) << (W * i);
+            errors |= RPCLINE_NAME(utf8_block)(p);
         last_high = high;
         stops = quotes | letters | errors;
         if (stops) {
@@ -132,3 +229,8 @@ RPCLINE_ATTR static const unsigned char *RPCLINE_NAME(long_string)(const unsigne
 #undef ANDNOT
 #undef XOR
 #undef MOVEMASK
+#undef RPCLINE_LOOKUP
+#undef SHUFFLE
+#undef TABLE16
+#undef SRLI16_4
+#undef SUBS_EPU8
