@@ -7,7 +7,7 @@ string: the text styles of ``rpcline.corpus``), each as the text of one tool res
 lazy parse with ``id`` and ``method`` read (skipped when pysimdjson is not installed),
 and ``route`` on every block scan of long strings this build and CPU have (SSE2, AVX2).
 Rounds are interleaved (each starts with the next contender) and medians printed, as
-GB/s and as the ratio to pysimdjson (target: at most 1.00).
+GB/s and as the ratio to pysimdjson (target: at most 1.00), whose kernel is printed.
 """
 
 from __future__ import annotations
@@ -31,6 +31,10 @@ def contenders() -> dict[str, Callable[[bytes], object]]:
         print("pysimdjson is not installed: pip install pysimdjson")
     else:
         parser = simdjson.Parser()
+        # simdjson runs its best kernel for the CPU (AVX-512 where there is one); set
+        # SIMDJSON_FORCE_IMPLEMENTATION=haswell (AVX2) or westmere (SSE4.2) to compare
+        # route's paths with simdjson on the same vector width.
+        print("pysimdjson kernel: {} ({})".format(*parser.implementation))
 
         def lazy(line: bytes) -> object:
             document = parser.parse(line)  # plain values out: the parser is reused
