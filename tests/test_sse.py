@@ -413,6 +413,21 @@ def test_agrees_with_httpx_sse_cut_at_every_position(sse, stream):
         assert got == want, (cut, stream)
 
 
+@given(message=st.text(max_size=60), event=ONE_LINE, id=st.none() | ONE_LINE)
+def test_encode_round_trips_through_httpx_sse(sse, message, event, id):
+    # What a client on httpx-sse reads of what rpcline's server side wrote: the same
+    # type, id and data (line ends normalised to LF, as every SSE reader joins lines).
+    decoders = pytest.importorskip("httpx_sse._decoders", reason="httpx-sse is not installed")
+    stream = sse.encode(message.encode(), event, id).decode()
+    line_decoder, decoder = decoders.SSELineDecoder(), decoders.SSEDecoder()
+    events = [decoded for line in line_decoder.decode(stream) + line_decoder.flush()
+              if (decoded := decoder.decode(line)) is not None]
+    assert len(events) == 1, stream
+    (got,) = events
+    assert (got.event, got.id) == (event or "message", id or "")
+    assert got.data == message.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def test_the_oracle_departs_where_the_docs_say(sse):
     decoders = pytest.importorskip("httpx_sse._decoders", reason="httpx-sse is not installed")
     plain = decoders.SSEDecoder()
