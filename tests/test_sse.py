@@ -8,8 +8,10 @@ oracle is httpx-sse's SSEDecoder (where it departs from WHATWG, WHATWG is follow
 from __future__ import annotations
 
 import importlib
+import itertools
 import pickle
 import tracemalloc
+from collections.abc import Callable, Iterator
 from types import ModuleType
 
 import pytest
@@ -156,6 +158,39 @@ def test_the_event_type_defaults_to_message_and_resets(sse, chunk):
     assert [(e[0], e[3]) for e in raw(sse, stream, chunk)] == [
         ("endpoint", b"a"), ("message", b"b"), ("message", b"c"), ("\u00e9", b"d"),
     ]
+
+
+@pytest.fixture
+def line_end_paths(sse: ModuleType) -> Iterator[Callable[[], Iterator[str]]]:
+    """Runs a test's body under each line-end scan of the core (the twin has one, a regex)."""
+    if not hasattr(sse, "use_line_end_path"):
+        yield lambda: iter(["regex"])
+        return
+    before = sse.line_end_path()
+
+    def each() -> Iterator[str]:
+        for path in sse.LINE_END_PATHS:
+            sse.use_line_end_path(path)
+            yield path
+
+    yield each
+    sse.use_line_end_path(before)
+
+
+# Bytes whose low nibble is CR's or LF's (the AVX2 scan looks a byte up by it), non-ASCII
+# among them, and none of them JSON whitespace.
+NIBBLES = b"-=Z]jmz}\x1a\x1d\x8a\x8d\xda\xfa\xff\x80a"
+
+
+@pytest.mark.parametrize("chunk", [64, 10**9])
+def test_a_line_ends_at_its_first_cr_or_lf_wherever_it_lies(sse, line_end_paths, chunk):
+    for path in line_end_paths():  # (product would switch to the last one before the loop)
+        # Every offset in and across the AVX2 scan's 32- and 128-byte steps.
+        for size, end, head in itertools.product(range(300), (b"\r\n", b"\n", b"\r"),
+                                                 (b"event: message\r\ndata: ", b"data: ")):
+            value = (NIBBLES * 20)[:size]
+            stream = head + value + end + end + b"data: after\n\n"
+            assert datas(sse, stream, chunk) == [value or None, b"after"], (path, size, end, head)
 
 
 @pytest.mark.parametrize("tail", [b"data: a", b"data: a\n", b"data: a\ndata: b\n", b"id: 1\n"])
@@ -438,17 +473,25 @@ def describe_event(event) -> tuple:
        limit=st.sampled_from([20, 100, 10**6]), routes=st.booleans())
 def test_the_twin_and_the_core_agree_on_random_streams(c_module, py_module, stream, chunks, limit,
                                                        routes):
-    results = []
-    for message_module in (c_module, py_module):
-        sse = importlib.import_module(message_module.__name__.replace("_message", "_sse"))
-        router = importlib.import_module(message_module.__name__.replace("_message", "_route"))
-        parser = sse.EventStreamParser(limit, classify=router.route if routes else
-                                       message_module.parse)
-        events, start, sizes = [], 0, iter(chunks * (len(stream) + 1))
-        while start < len(stream):
-            size = next(sizes)
-            events += parser.feed(stream[start : start + size])
-            start += size
-        results.append([describe_event(e) for e in events + parser.close()])
-        results.append(parser.buffered_bytes)
-    assert results[0] == results[2] and results[1] == results[3]
+    sse_c = importlib.import_module(c_module.__name__.replace("_message", "_sse"))
+    before, results = sse_c.line_end_path(), []
+    try:
+        # The core under each of its line-end scans, then the twin.
+        for message_module, path in [*((c_module, path) for path in sse_c.LINE_END_PATHS),
+                                     (py_module, None)]:
+            sse = importlib.import_module(message_module.__name__.replace("_message", "_sse"))
+            router = importlib.import_module(message_module.__name__.replace("_message", "_route"))
+            if path:
+                sse.use_line_end_path(path)
+            parser = sse.EventStreamParser(limit, classify=router.route if routes else
+                                           message_module.parse)
+            events, start, sizes = [], 0, iter(chunks * (len(stream) + 1))
+            while start < len(stream):
+                size = next(sizes)
+                events += parser.feed(stream[start : start + size])
+                start += size
+            results.append(([describe_event(e) for e in events + parser.close()],
+                            parser.buffered_bytes))
+    finally:
+        sse_c.use_line_end_path(before)
+    assert all(result == results[-1] for result in results)

@@ -1,9 +1,10 @@
 # cython: language_level=3, embedsignature=True, embedsignature.format=clinic
 """The Cython core of SSE: ``_sse_py.py`` documents the behaviour, this mirrors it.
 
-Line ends are found with memchr in the chunk's own buffer. An event whose only data line
-lies in the chunk is classified from where it lies: no data buffer, no join; small data
-as bytes, large data through a view released at once (as ``_stream_c`` does for lines).
+Line ends are found in the chunk's own buffer, CR and LF in one AVX2 pass where the CPU
+has it (``_line_end.h``), else with memchr. An event whose only data line lies in the
+chunk is classified from where it lies: no data buffer, no join; small data as bytes,
+large data through a view released at once (as ``_stream_c`` does for lines).
 """
 
 cimport cython
@@ -27,12 +28,34 @@ from rpcline._sse_py import DATA_PREFIX, DEFAULT_MAX_EVENT_BYTES, EVENT_TOO_LONG
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(void* op)
 
+cdef extern from "_line_end.h":
+    const unsigned char* _avx2_line_end "rpcline_avx2_line_end"(
+        const unsigned char*, const unsigned char*) noexcept nogil
+    bint _avx2_supported "rpcline_line_end_avx2_supported"() noexcept nogil
+
 cdef const char* BOM = b"\xef\xbb\xbf"
 cdef Py_ssize_t _PREFIX = len(DATA_PREFIX)
 # Data from this size on is decoded through a view instead of a copy (see _classify_data).
 cdef Py_ssize_t _VIEW_BYTES = 16 * 1024
 # A buffer's first allocation, and the most it keeps between events.
 cdef Py_ssize_t _BUFFER_START = 4 * 1024
+# Lines end where one AVX2 pass finds CR or LF (_line_end.h), else where memchr does.
+cdef bint _AVX2 = _avx2_supported()
+# The line-end scans this build can run on this CPU, the one in use last; tests switch.
+LINE_END_PATHS = ("memchr", "avx2") if _AVX2 else ("memchr",)
+
+
+def use_line_end_path(name):
+    """Find line ends with ``name``, one of ``LINE_END_PATHS``."""
+    global _AVX2
+    if name not in LINE_END_PATHS:
+        raise ValueError(f"{name!r} is not one of {LINE_END_PATHS}")
+    _AVX2 = name == "avx2"
+
+
+def line_end_path():
+    """The line-end scan in use."""
+    return "avx2" if _AVX2 else "memchr"
 
 
 cdef struct Buffer:
@@ -197,8 +220,8 @@ cdef class EventStreamParser:
         cdef list events = []
         cdef Py_ssize_t start = 0
         cdef Py_ssize_t end
-        # The next LF and the next CR, each looked for again only once passed (-2: not yet,
-        # -1: none left), so a stream without CR costs one scan for it per chunk.
+        # Without AVX2: the next LF and the next CR, each looked for again only once passed
+        # (-2: not yet, -1: none left), so a stream without CR costs one scan for it per chunk.
         cdef Py_ssize_t lf = -2
         cdef Py_ssize_t cr = -2
         if self._after_cr:
@@ -209,6 +232,10 @@ cdef class EventStreamParser:
             while True:
                 if start < size and (data[start] == b"\n" or data[start] == b"\r"):
                     end = start  # a blank line (one an event) needs no scan
+                elif _AVX2:  # CR and LF in one pass
+                    end = _line_end(data, start, size)
+                    if end == -1:
+                        break
                 else:
                     if -1 != lf < start:
                         lf = _find(data, start, size, b"\n")
@@ -419,6 +446,18 @@ cdef class EventStreamParser:
             memcpy(buffer.bytes + buffer.size, data, size)
             buffer.size = needed
         return 0
+
+
+cdef inline Py_ssize_t _line_end(const char* data, Py_ssize_t start, Py_ssize_t size) noexcept:
+    """The offset of the next CR or LF from ``start`` on, or -1."""
+    cdef Py_ssize_t end, lf
+    if _AVX2:
+        end = <const char*>_avx2_line_end(<const unsigned char*>data + start,
+                                          <const unsigned char*>data + size) - data
+        return -1 if end == size else end
+    lf = _find(data, start, size, b"\n")
+    end = _find(data, start, size if lf == -1 else lf, b"\r")  # a CR before it ends the line
+    return lf if end == -1 else end
 
 
 cdef inline Py_ssize_t _find(const char* data, Py_ssize_t start, Py_ssize_t size,

@@ -157,9 +157,10 @@ class EventStreamParser:
         if self._after_cr:
             self._after_cr = False
             start = 1 if data[:1] == b"\n" else 0
-        found = _LINE_END.search(data, start)
-        while found is not None:
-            end = found.start()
+        while True:
+            end = _line_end(data, start)
+            if end < 0:
+                break
             if self._discarding:
                 self._skip(end > start)
             elif self._line:
@@ -174,7 +175,6 @@ class EventStreamParser:
                     self._after_cr = True
                 elif data[start] == 0x0A:
                     start += 1
-            found = _LINE_END.search(data, start)
         self._keep(events, data, start)
         return events
 
@@ -300,6 +300,12 @@ class EventStreamParser:
         else:
             message = Refused(id, error)
         return self._event_of(message)
+
+
+def _line_end(data: bytes, start: int) -> int:
+    """The offset of the next CR or LF from ``start`` on, or -1."""
+    found = _LINE_END.search(data, start)
+    return -1 if found is None else found.start()
 
 
 def _data_value(line: bytearray) -> int:
