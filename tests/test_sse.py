@@ -193,6 +193,45 @@ def test_a_line_ends_at_its_first_cr_or_lf_wherever_it_lies(sse, line_end_paths,
             assert datas(sse, stream, chunk) == [value or None, b"after"], (path, size, end, head)
 
 
+@pytest.mark.parametrize("chunk", CUTS)
+def test_the_sdk_shape_gives_what_its_lines_give(sse, line_end_paths, chunk):
+    """The SDK's event shape is taken whole when it can be (``_sdk_frame``); around it, and
+    where it cannot, the lines decide as anywhere else."""
+    sdk = b"event: message\r\ndata: %s\r\n\r\n"
+    cases = [
+        (b"event: other\r\n" + sdk % b"a", [("message", "", None, b"a")]),
+        (b"data: a\r\n" + sdk % b"b", [("message", "", None, b"a\nb")]),
+        (b"id: 7\r\nretry: 5\r\n" + sdk % b"c" + sdk % b"d",
+         [("message", "7", 5, b"c"), ("message", "7", 5, b"d")]),
+        (sdk % b"a\rb", [("message", "", None, b"a")]),  # "b" is an unknown field
+        (sdk % b"a\nevent: x", [("x", "", None, b"a")]),
+        (b"event: message\r\ndata: a\r\n\rdata: b\r\n\n", [("message", "", None, b"a"),
+                                                         ("message", "", None, b"b")]),
+        (b"event: message\r\ndata: a\r\ndata: b\r\n\r\n", [("message", "", None, b"a\nb")]),
+        (sdk % b"" + sdk % b"  ", [("message", "", None, None), ("message", "", None, None)]),
+        (b"event: message\r\ndata:a\r\n\r\n" + sdk % b" a",
+         [("message", "", None, b"a"), ("message", "", None, b" a")]),
+    ]
+    for path in line_end_paths():
+        for stream, want in cases:
+            assert raw(sse, stream, chunk) == want, (path, stream)
+
+
+@pytest.mark.parametrize("chunk", CUTS)
+def test_the_sdk_shape_keeps_the_limit(sse, line_end_paths, chunk):
+    # 8 bytes: the limit, the prefix "data: " included, is room for "event: message" too.
+    sdk = b"event: message\r\ndata: %s\r\n\r\n"
+    for _ in line_end_paths():
+        stream = sdk % b"abcdefgh" + sdk % b"abcdefghi" + sdk % b"after"
+        fits, refused, after = raw(sse, stream, chunk, max_event_bytes=8)
+        assert fits == ("message", "", None, b"abcdefgh")
+        assert refused[3].error.reason == "event exceeds 8 bytes"
+        assert after == ("message", "", None, b"after")  # dropped up to its blank line only
+        # Data held from an earlier line counts, its LF included.
+        (refused,) = raw(sse, b"data: a\n" + sdk % b"abcdefg", chunk, max_event_bytes=8)
+        assert refused[3].error.reason == "event exceeds 8 bytes"
+
+
 @pytest.mark.parametrize("tail", [b"data: a", b"data: a\n", b"data: a\ndata: b\n", b"id: 1\n"])
 def test_the_end_of_the_stream_discards_an_unfinished_event(sse, tail):
     parser = sse.EventStreamParser()
@@ -427,7 +466,7 @@ FIELD_LINES = st.sampled_from([
     b"data: \xff", b"event: e", b"event:", b"event: message", b"id: 1", b"id:", b"id: a\0b",
     b"id: \xe2\x82", b"retry: 10", b"retry: 007", b"retry: -1", b"retry: +5", b"retry:  3",
     b"retry: 1_0", b"retry: \xd9\xa1", b"retry", b": comment", b":", b"foo: bar", b"DATA: q",
-    b"", b"", b"",
+    b"", b"", b"", b"event: message\r\ndata: " + RESPONSE + b"\r\n",
 ])
 LINE_ENDS = st.sampled_from([b"\n", b"\r", b"\r\n"])
 STREAMS = st.builds(

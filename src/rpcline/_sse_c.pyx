@@ -4,7 +4,8 @@
 Line ends are found in the chunk's own buffer, CR and LF in one AVX2 pass where the CPU
 has it (``_line_end.h``), else with memchr. An event whose only data line lies in the
 chunk is classified from where it lies: no data buffer, no join; small data as bytes,
-large data through a view released at once (as ``_stream_c`` does for lines).
+large data through a view released at once (as ``_stream_c`` does for lines). The event
+shape the SDK's server writes is taken whole, skipping the line-by-line path.
 """
 
 cimport cython
@@ -230,6 +231,12 @@ cdef class EventStreamParser:
         self._chunk = data
         try:
             while True:
+                if (start < size and data[start] == b"e" and not self._discarding
+                        and not self._line.size):
+                    end = self._sdk_frame(events, data, start, size)
+                    if end >= 0:
+                        start = end
+                        continue
                 if start < size and (data[start] == b"\n" or data[start] == b"\r"):
                     end = start  # a blank line (one an event) needs no scan
                 elif _AVX2:  # CR and LF in one pass
@@ -265,6 +272,25 @@ cdef class EventStreamParser:
             self._has_span = False
             self._chunk = NULL
         return events
+
+    cdef Py_ssize_t _sdk_frame(self, list events, const char* data, Py_ssize_t start,
+                               Py_ssize_t size) except -2:
+        """The event at ``start`` when the SDK's server wrote it (``event: message``, one data
+        line, a blank line, each ended with CRLF) and it lies whole in the chunk, with no data
+        held: dispatched as its three lines would be, and where the next line starts; -1 for
+        anything else, which the line-by-line path takes."""
+        # The head is _sse_py._SDK_HEAD, written as a literal so that C compares it inline.
+        cdef Py_ssize_t value = start + 22
+        if (size - value < 4 or self._has_span or self._data.size
+                or memcmp(data + start, b"event: message\r\ndata: ", 22) != 0):
+            return -1
+        cdef Py_ssize_t end = _line_end(data, value, size)
+        if (end < 0 or size - end < 4 or memcmp(data + end, b"\r\n\r\n", 4) != 0
+                or end - value > self._limit):
+            return -1
+        self._event = "message"
+        events.append(self._event_of(self._classify_data(data + value, end - value)))
+        return end + 4
 
     cdef void _skip(self, bint has_bytes) noexcept:
         """A line of an over-long event ends; a blank one ends the event, undispatched."""

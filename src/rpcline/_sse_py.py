@@ -27,6 +27,8 @@ BOM: Final = b"\xef\xbb\xbf"
 # A pending line may hold its field name before the value the limit counts.
 DATA_PREFIX: Final = b"data: "
 _LINE_END: Final = re.compile(rb"[\r\n]")
+# How the SDK's server (sse-starlette) starts an event: the line-by-line path's shortcut.
+_SDK_HEAD: Final = b"event: message\r\ndata: "
 _JSON_SPACE: Final = b" \t\r\n"
 _new = tuple.__new__
 
@@ -158,6 +160,11 @@ class EventStreamParser:
             self._after_cr = False
             start = 1 if data[:1] == b"\n" else 0
         while True:
+            if start < size and data[start] == 0x65 and not self._discarding and not self._line:
+                end = self._sdk_frame(events, data, start)
+                if end >= 0:
+                    start = end
+                    continue
             end = _line_end(data, start)
             if end < 0:
                 break
@@ -177,6 +184,21 @@ class EventStreamParser:
                     start += 1
         self._keep(events, data, start)
         return events
+
+    def _sdk_frame(self, events: list[Event], data: bytes, start: int) -> int:
+        """The event at ``start`` when the SDK's server wrote it (``event: message``, one data
+        line, a blank line, each ended with CRLF) and it lies whole in the chunk, with no data
+        held: dispatched as its three lines would be, and where the next line starts; -1 for
+        anything else, which the line-by-line path takes."""
+        if self._span is not None or self._data or not data.startswith(_SDK_HEAD, start):
+            return -1
+        value = start + len(_SDK_HEAD)
+        end = _line_end(data, value)
+        if end < 0 or not data.startswith(b"\r\n\r\n", end) or end - value > self._limit:
+            return -1
+        self._event = "message"
+        events.append(self._event_of(self._classify_data(data[value:end])))
+        return end + 4
 
     def _skip(self, has_bytes: bool) -> None:
         """A line of an over-long event ends; a blank one ends the event, undispatched."""
@@ -251,10 +273,13 @@ class EventStreamParser:
         else:  # no data line: WHATWG dispatches nothing (the id is kept all the same)
             self._event = "message"
             return
-        # The opening brace is checked first: strip() builds a new object for every event.
-        message = self._classify(data) if data[:1] == b"{" or data.strip(_JSON_SPACE) else None
-        events.append(self._event_of(message))
+        events.append(self._event_of(self._classify_data(data)))
         self._event = "message"
+
+    def _classify_data(self, data: bytes) -> Any:
+        """classify(data), or None when the data holds only JSON whitespace."""
+        # The opening brace is checked first: strip() builds a new object for every event.
+        return self._classify(data) if data[:1] == b"{" or data.strip(_JSON_SPACE) else None
 
     def _event_of(self, message: Any) -> Event:
         """An event of ``message`` with the stream's state as it stands."""
