@@ -332,6 +332,18 @@ def test_the_limit_counts_the_data_as_classify_gets_it(sse):
             assert refused[3].error.reason == "event exceeds 99 bytes"
 
 
+@pytest.mark.parametrize("rest", [b',"x":2}\n\n', b',"x":2'])
+def test_a_data_line_held_across_chunks_is_cut_at_the_limit_for_its_id(sse, rest):
+    """A pending data line's value waits in the data buffer (``_data_prefix``); "data:"
+    without a space leaves one byte more room there than the limit, which the refusal must
+    not read: ``{"id":1`` is the limit's 7 bytes, and its id is not known complete."""
+    parser = sse.EventStreamParser(7)
+    assert parser.feed(b'data:{"id":1,') == []
+    assert parser.buffered_bytes == 13
+    (refused,) = parser.feed(rest)
+    assert (refused.message.id, refused.message.error.reason) == (None, "event exceeds 7 bytes")
+
+
 def test_an_over_long_event_under_route_is_a_route_refusal(impl, sse, router):
     refusal, after = run(sse, b"data: " + BIG + b"\n\n" + AFTER, 64,
                          max_event_bytes=100, classify=router.route)
@@ -524,13 +536,13 @@ def test_the_twin_and_the_core_agree_on_random_streams(c_module, py_module, stre
                 sse.use_line_end_path(path)
             parser = sse.EventStreamParser(limit, classify=router.route if routes else
                                            message_module.parse)
-            events, start, sizes = [], 0, iter(chunks * (len(stream) + 1))
+            events, held, start, sizes = [], [], 0, iter(chunks * (len(stream) + 1))
             while start < len(stream):
                 size = next(sizes)
                 events += parser.feed(stream[start : start + size])
+                held.append(parser.buffered_bytes)
                 start += size
-            results.append(([describe_event(e) for e in events + parser.close()],
-                            parser.buffered_bytes))
+            results.append(([describe_event(e) for e in events + parser.close()], held))
     finally:
         sse_c.use_line_end_path(before)
     assert all(result == results[-1] for result in results)

@@ -123,6 +123,10 @@ cdef class EventStreamParser:
 
     cdef Buffer _line  # the unfinished line's bytes from earlier chunks
     cdef Buffer _data  # WHATWG's data buffer: each value and an LF
+    # Not 0: the unfinished line is a data line, whose value so far ends the data buffer (so
+    # a large value is copied once); its "data:" or "data: " took this many bytes, which
+    # buffered_bytes and the limit count as they count a pending line's.
+    cdef Py_ssize_t _data_prefix
     # The chunk _lines is reading, and the event's only data value when it lies there.
     cdef const char* _chunk
     cdef Py_ssize_t _span_start
@@ -159,6 +163,7 @@ cdef class EventStreamParser:
         self._parses = classify is parse
         self._line = Buffer(NULL, 0, 0)
         self._data = Buffer(NULL, 0, 0)
+        self._data_prefix = 0
         self._chunk = NULL
         self._has_span = False
         self._event = "message"
@@ -182,7 +187,7 @@ cdef class EventStreamParser:
     @property
     def buffered_bytes(self):
         """What the parser holds for the current event between chunks (data and line)."""
-        return self._data.size + self._line.size
+        return self._data.size + self._line.size + self._data_prefix
 
     def feed(self, chunk):
         """The events this chunk completes; the unfinished one is kept for later."""
@@ -214,6 +219,7 @@ cdef class EventStreamParser:
         self._closed = True
         _drop(&self._line)
         _drop(&self._data)
+        self._data_prefix = 0
         self._discarding = False
         return []
 
@@ -232,7 +238,7 @@ cdef class EventStreamParser:
         try:
             while True:
                 if (start < size and data[start] == b"e" and not self._discarding
-                        and not self._line.size):
+                        and not self._line.size and not self._data_prefix):
                     end = self._sdk_frame(events, data, start, size)
                     if end >= 0:
                         start = end
@@ -253,6 +259,8 @@ cdef class EventStreamParser:
                     end = lf if cr == -1 or (lf != -1 and lf < cr) else cr
                 if self._discarding:
                     self._skip(end > start)
+                elif self._data_prefix:
+                    self._end_data_line(events, data, start, end)
                 elif self._line.size:
                     self._grow(&self._line, data + start, end - start)
                     try:
@@ -347,6 +355,19 @@ cdef class EventStreamParser:
         self._grow(&self._data, b"\n", 1)
         return 0
 
+    cdef int _end_data_line(self, list events, const char* data, Py_ssize_t start,
+                            Py_ssize_t end) except -1:
+        """The pending data line ends at ``end``: the rest of its value joins the data buffer
+        (as ``_add_data`` would add the whole value)."""
+        self._data_prefix = 0
+        if self._data.size + end - start > self._limit:
+            self._data.size = min(self._data.size, self._limit)
+            events.append(self._too_long(data, start, end))
+            return 0
+        self._grow(&self._data, data + start, end - start)
+        self._grow(&self._data, b"\n", 1)
+        return 0
+
     cdef int _flush_span(self) except -1:
         """The event's first data value leaves the chunk for the data buffer."""
         if self._has_span:
@@ -410,17 +431,31 @@ cdef class EventStreamParser:
         if self._discarding:
             self._in_line = self._in_line or start < size
             return 0
-        cdef Py_ssize_t room = self._limit + _PREFIX - self._data.size - self._line.size
+        cdef Py_ssize_t room = (self._limit + _PREFIX - self._data.size - self._line.size
+                                - self._data_prefix)
         cdef Py_ssize_t value
         if size - start > room:
             # Only up to the limit is kept, for the refusal's id; then the line goes.
-            self._grow(&self._line, data + start, max(room, 0))
-            value = _data_value(self._line.bytes, self._line.size)
-            try:
-                events.append(self._too_long(self._line.bytes, value, self._line.size))
-            finally:
-                _drop(&self._line)
+            if self._data_prefix:
+                self._data_prefix = 0
+                self._data.size = min(self._data.size, self._limit)
+                events.append(self._too_long(data, start, size))
+            else:
+                self._grow(&self._line, data + start, max(room, 0))
+                value = _data_value(self._line.bytes, self._line.size)
+                try:
+                    events.append(self._too_long(self._line.bytes, value, self._line.size))
+                finally:
+                    _drop(&self._line)
             self._in_line = True
+        elif self._data_prefix:
+            self._grow(&self._data, data + start, size - start)
+        elif not self._line.size and size - start > 5 and memcmp(data + start, b"data:", 5) == 0:
+            # A data line begins: its value goes to the data buffer at once, not through the
+            # pending line (which would copy it there again when the line ends).
+            self._data_prefix = 6 if data[start + 5] == b" " else 5
+            self._grow(&self._data, data + start + self._data_prefix,
+                       size - start - self._data_prefix)
         else:
             self._grow(&self._line, data + start, size - start)
         return 0

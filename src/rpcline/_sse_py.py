@@ -83,8 +83,9 @@ class EventStreamParser:
     one stream and one thread.
     """
 
-    __slots__ = ("_after_cr", "_at_start", "_classify", "_closed", "_data", "_discarding",
-                 "_event", "_id", "_in_line", "_limit", "_line", "_retry", "_span")  # fmt: skip
+    __slots__ = ("_after_cr", "_at_start", "_classify", "_closed", "_data", "_data_prefix",
+                 "_discarding", "_event", "_id", "_in_line", "_limit", "_line", "_retry",
+                 "_span")  # fmt: skip
 
     def __init__(
         self,
@@ -102,6 +103,10 @@ class EventStreamParser:
         self._classify = classify
         self._line = bytearray()  # the unfinished line's bytes from earlier chunks
         self._data = bytearray()  # WHATWG's data buffer: each value and an LF
+        # Not 0: the unfinished line is a data line, whose value so far ends the data buffer
+        # (so a large value is copied once); its "data:" or "data: " took this many bytes,
+        # which buffered_bytes and the limit count as they count a pending line's.
+        self._data_prefix = 0
         # (start, end) of the event's only data value when it lies in the current chunk:
         # it reaches classify as one slice, never joined (see _dispatch).
         self._span: tuple[int, int] | None = None
@@ -125,7 +130,7 @@ class EventStreamParser:
     @property
     def buffered_bytes(self) -> int:
         """What the parser holds for the current event between chunks (data and line)."""
-        return len(self._data) + len(self._line)
+        return len(self._data) + len(self._line) + self._data_prefix
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> list[Event]:
         """The events this chunk completes; the unfinished one is kept for later."""
@@ -149,6 +154,7 @@ class EventStreamParser:
         self._closed = True
         self._line.clear()
         self._data.clear()
+        self._data_prefix = 0
         self._discarding = False
         return []
 
@@ -160,7 +166,8 @@ class EventStreamParser:
             self._after_cr = False
             start = 1 if data[:1] == b"\n" else 0
         while True:
-            if start < size and data[start] == 0x65 and not self._discarding and not self._line:
+            if (start < size and data[start] == 0x65 and not self._discarding and not self._line
+                    and not self._data_prefix):
                 end = self._sdk_frame(events, data, start)
                 if end >= 0:
                     start = end
@@ -170,6 +177,8 @@ class EventStreamParser:
                 break
             if self._discarding:
                 self._skip(end > start)
+            elif self._data_prefix:
+                self._end_data_line(events, data, start, end)
             elif self._line:
                 self._line += memoryview(data)[start:end]
                 self._field(events, self._line, 0, len(self._line), False)
@@ -253,6 +262,17 @@ class EventStreamParser:
         self._data += memoryview(buf)[start:end]
         self._data.append(0x0A)
 
+    def _end_data_line(self, events: list[Event], data: bytes, start: int, end: int) -> None:
+        """The pending data line ends at ``end``: the rest of its value joins the data buffer
+        (as ``_add_data`` would add the whole value)."""
+        self._data_prefix = 0
+        if len(self._data) + end - start > self._limit:
+            del self._data[self._limit :]
+            events.append(self._too_long(data, start, end))
+            return
+        self._data += memoryview(data)[start:end]
+        self._data.append(0x0A)
+
     def _flush_span(self, buf: bytes | bytearray) -> None:
         """The event's first data value leaves the chunk for the data buffer."""
         if self._span is not None:
@@ -291,13 +311,26 @@ class EventStreamParser:
         if self._discarding:
             self._in_line = self._in_line or start < len(data)
             return
-        room = self._limit + len(DATA_PREFIX) - len(self._data) - len(self._line)
+        room = (self._limit + len(DATA_PREFIX) - len(self._data) - len(self._line)
+                - self._data_prefix)
         if len(data) - start > room:
             # Only up to the limit is kept, for the refusal's id; then the line goes.
-            self._line += memoryview(data)[start : start + max(room, 0)]
-            events.append(self._too_long(self._line, _data_value(self._line), len(self._line)))
-            self._line.clear()
+            if self._data_prefix:
+                self._data_prefix = 0
+                del self._data[self._limit :]
+                events.append(self._too_long(data, start, len(data)))
+            else:
+                self._line += memoryview(data)[start : start + max(room, 0)]
+                events.append(self._too_long(self._line, _data_value(self._line), len(self._line)))
+                self._line.clear()
             self._in_line = True
+        elif self._data_prefix:
+            self._data += memoryview(data)[start:]
+        elif not self._line and len(data) - start > 5 and data.startswith(b"data:", start):
+            # A data line begins: its value goes to the data buffer at once, not through the
+            # pending line (which would copy it there again when the line ends).
+            self._data_prefix = 6 if data[start + 5] == 0x20 else 5
+            self._data += memoryview(data)[start + self._data_prefix :]
         else:
             self._line += memoryview(data)[start:]
 
