@@ -11,7 +11,8 @@ shape the SDK's server writes is taken whole, skipping the line-by-line path.
 cimport cython
 from cpython.buffer cimport PyBUF_READ, PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_XDECREF
 from cpython.memoryview cimport PyMemoryView_FromMemory
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.string cimport memchr, memcmp, memcpy, memmove
@@ -28,6 +29,9 @@ from rpcline._sse_py import DATA_PREFIX, DEFAULT_MAX_EVENT_BYTES, EVENT_TOO_LONG
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(void* op)
+    PyObject* _new_bytes "PyBytes_FromStringAndSize"(const char*, Py_ssize_t)
+    int _resize_bytes "_PyBytes_Resize"(PyObject**, Py_ssize_t)
+    char* _bytes_of "PyBytes_AS_STRING"(PyObject*)
 
 cdef extern from "_line_end.h":
     const unsigned char* _avx2_line_end "rpcline_avx2_line_end"(
@@ -63,6 +67,9 @@ cdef struct Buffer:
     # Grows fourfold up to the limit, so data arriving in many chunks is copied about once
     # (a bytearray grows to the exact size and may copy everything each time); one byte
     # more than the content is allocated, for the NUL the route scanner needs after a prefix.
+    # The bytes live in a bytes object of capacity - 1 bytes (its NUL is the one more), so
+    # that large data goes to classify as that object, with no copy (_take).
+    PyObject* owner
     char* bytes
     Py_ssize_t size
     Py_ssize_t capacity
@@ -161,8 +168,8 @@ cdef class EventStreamParser:
         self._limit = min(max_event_bytes, 2**62)
         self._classify = classify
         self._parses = classify is parse
-        self._line = Buffer(NULL, 0, 0)
-        self._data = Buffer(NULL, 0, 0)
+        self._line = Buffer(NULL, NULL, 0, 0)
+        self._data = Buffer(NULL, NULL, 0, 0)
         self._data_prefix = 0
         self._chunk = NULL
         self._has_span = False
@@ -173,8 +180,8 @@ cdef class EventStreamParser:
         self._at_start = True
 
     def __dealloc__(self):
-        PyMem_Free(self._line.bytes)
-        PyMem_Free(self._data.bytes)
+        Py_XDECREF(self._line.owner)
+        Py_XDECREF(self._data.owner)
 
     @property
     def max_event_bytes(self):
@@ -382,6 +389,9 @@ cdef class EventStreamParser:
             self._has_span = False
             message = self._classify_data(self._chunk + self._span_start,
                                           self._span_end - self._span_start)
+        elif self._data.size > _VIEW_BYTES:  # large: the buffer's own bytes, not a copy
+            whole = _take(&self._data, self._data.size - 1)
+            message = self._classify_data(NULL, 0, whole)
         elif self._data.size:
             try:
                 message = self._classify_data(self._data.bytes, self._data.size - 1)
@@ -405,14 +415,19 @@ cdef class EventStreamParser:
             PyObject_GC_UnTrack(<void*>event)
         return event
 
-    cdef object _classify_data(self, const char* data, Py_ssize_t size):
-        """classify(data), or None when the data holds only JSON whitespace."""
+    cdef object _classify_data(self, const char* data, Py_ssize_t size, bytes whole=None):
+        """classify(data), or None when the data holds only JSON whitespace; ``whole``: the
+        data as a bytes object already (``data`` and ``size`` are then ignored)."""
         cdef Py_ssize_t position
+        if whole is not None:
+            data, size = whole, len(whole)
         for position in range(size):
             if data[position] not in b" \t\r\n":
                 break
         else:
             return None
+        if whole is not None:
+            return _parse_decodable(whole) if self._parses else self._classify(whole)
         if size < _VIEW_BYTES or not self._parses:
             data_bytes = PyBytes_FromStringAndSize(data, size)
             return _parse_decodable(data_bytes) if self._parses else self._classify(data_bytes)
@@ -495,14 +510,17 @@ cdef class EventStreamParser:
         (the callers see to it)."""
         cdef Py_ssize_t needed = buffer.size + size
         cdef Py_ssize_t capacity
-        cdef char* grown
         if needed + 1 > buffer.capacity:
             capacity = 1 + max(needed, min(max(4 * buffer.capacity, _BUFFER_START),
                                            self._limit + _PREFIX))
-            grown = <char*>PyMem_Realloc(buffer.bytes, capacity)
-            if grown is NULL:
+            if buffer.owner is NULL:
+                buffer.owner = _new_bytes(NULL, capacity - 1)
+                if buffer.owner is NULL:
+                    raise MemoryError()
+            elif _resize_bytes(&buffer.owner, capacity - 1) < 0:
+                buffer.bytes, buffer.size, buffer.capacity = NULL, 0, 0  # it freed the object
                 raise MemoryError()
-            buffer.bytes, buffer.capacity = grown, capacity
+            buffer.bytes, buffer.capacity = _bytes_of(buffer.owner), capacity
         if size:
             memcpy(buffer.bytes + buffer.size, data, size)
             buffer.size = needed
@@ -532,9 +550,20 @@ cdef void _drop(Buffer* buffer) noexcept:
     """Forget a buffer's content; a large allocation goes with it, so as not to stay pinned."""
     buffer.size = 0
     if buffer.capacity > _BUFFER_START + 1:
-        PyMem_Free(buffer.bytes)
-        buffer.bytes = NULL
-        buffer.capacity = 0
+        Py_XDECREF(buffer.owner)
+        buffer.owner, buffer.bytes, buffer.capacity = NULL, NULL, 0
+
+
+cdef bytes _take(Buffer* buffer, Py_ssize_t size):
+    """The buffer's first ``size`` bytes as the bytes object holding them (cut to size in
+    place, no copy); the buffer is left empty, to allocate anew."""
+    cdef PyObject* owner = buffer.owner
+    buffer.owner, buffer.bytes, buffer.size, buffer.capacity = NULL, NULL, 0, 0
+    if _resize_bytes(&owner, size) < 0:
+        raise MemoryError()
+    whole = <bytes>owner
+    Py_XDECREF(owner)  # whole holds the one reference now
+    return whole
 
 
 cdef Py_ssize_t _data_value(const char* line, Py_ssize_t size) noexcept:
