@@ -344,6 +344,52 @@ def test_a_data_line_held_across_chunks_is_cut_at_the_limit_for_its_id(sse, rest
     assert (refused.message.id, refused.message.error.reason) == (None, "event exceeds 7 bytes")
 
 
+def held_alike(c_module, py_module, cases) -> None:
+    """Each (stream, chunk sizes, limit) gives the twin's events and buffered_bytes after
+    every chunk, under each line-end scan of the core."""
+    sse_c = importlib.import_module(c_module.__name__.replace("_message", "_sse"))
+    sse_py = importlib.import_module(py_module.__name__.replace("_message", "_sse"))
+
+    def run(sse: ModuleType, stream: bytes, sizes: list[int], limit: int) -> tuple:
+        parser, events, held, start = sse.EventStreamParser(limit, classify=bytes), [], [], 0
+        for size in [*sizes, len(stream)]:
+            events += parser.feed(stream[start : start + size])
+            held.append(parser.buffered_bytes)
+            start += size
+        events += parser.close()
+        return [(e.event, e.id, e.retry, e.message if isinstance(e.message, bytes | None) else
+                 (type(e.message).__name__, e.message.id, e.message.error.reason))
+                for e in events], held
+
+    before = sse_c.line_end_path()
+    try:
+        for stream, sizes, limit in cases:
+            want = run(sse_py, stream, sizes, limit)
+            for path in sse_c.LINE_END_PATHS:
+                sse_c.use_line_end_path(path)
+                got = run(sse_c, stream, sizes, limit)
+                assert got == want, (path, len(stream), sizes, limit)
+    finally:
+        sse_c.use_line_end_path(before)
+
+
+@pytest.mark.c_extension
+@pytest.mark.parametrize("prefix", [b"data: ", b"data:"])
+def test_a_large_data_line_goes_on_across_chunks_as_in_the_twin(c_module, py_module, prefix):
+    """From 16 KiB held, the core copies a pending data line on as it looks for the line's
+    end (one AVX2 pass, ``_end_data_line``): its end at every offset of the scan's steps,
+    at the limit and one byte past it, past the limit in a later chunk or not at all."""
+    head = prefix + R + b'"id":5,"result":{"text":"'
+    first = len(head) + 17_000  # the first chunk: 17,000 bytes of the value held
+    # The value is 20,045 bytes when rest is 3,000: limits at it, one byte short and over.
+    cases = []
+    for rest, limit in [*((rest, 10**6) for rest in range(270)),
+                        *((3000, limit) for limit in (17_500, 18_000, 20_044, 20_045, 20_046))]:
+        stream = head + b"x" * (17_000 + rest) + b'"}}\r\n\r\n' + AFTER
+        cases += [(stream, [first], limit), (stream, [first, 1000], limit)]
+    held_alike(c_module, py_module, cases)
+
+
 def test_an_over_long_event_under_route_is_a_route_refusal(impl, sse, router):
     refusal, after = run(sse, b"data: " + BIG + b"\n\n" + AFTER, 64,
                          max_event_bytes=100, classify=router.route)

@@ -1,8 +1,9 @@
 /* The end of an event-stream line: its first CR or LF, found in one pass where two memchr
-   calls would read the line twice. AVX2 where the CPU has it (chosen at run time, GCC and
-   clang on Linux x86-64, as _scan_long.h does), 128 bytes a step; elsewhere, and with
-   -DRPCLINE_NO_SIMD, the caller keeps its memchr scans (glibc's SSE2 memchr reads one
-   byte value faster than an SSE2 loop reads two). Plain C99:
+   calls would read the line twice, and, for a long data line, copied on as it is looked
+   for. AVX2 where the CPU has it (chosen at run time, GCC and clang on Linux x86-64, as
+   _scan_long.h does), 128 bytes a step; elsewhere, and with -DRPCLINE_NO_SIMD, the caller
+   keeps memchr and memcpy (glibc's SSE2 memchr reads one byte value faster than an SSE2
+   loop reads two). Plain C99:
    cc -fsyntax-only -Wall -Wextra src/rpcline/_line_end.h */
 #ifndef RPCLINE_LINE_END_H
 #define RPCLINE_LINE_END_H
@@ -51,6 +52,41 @@ static const unsigned char *rpcline_avx2_line_end(const unsigned char *p,
             return p;
     return end;
 }
+/* The same scan, copying [p, end) to dst as it goes, up to the first CR or LF: where that
+   byte is, or end. dst has room for end - p bytes; bytes after the CR or LF, up to the end
+   of its 128- or 32-byte step, may be written too. One pass over the bytes, where a scan
+   and then memcpy make two. */
+__attribute__((target("avx2")))
+static inline const unsigned char *rpcline_avx2_copy_line(unsigned char *dst,
+                                                          const unsigned char *p,
+                                                          const unsigned char *end) {
+    unsigned int m;
+    int i;
+    for (; end - p >= 128; p += 128, dst += 128) {
+        __m256i any;
+        for (i = 0; i < 4; i++)
+            _mm256_storeu_si256((__m256i *)(dst + 32 * i),
+                                _mm256_loadu_si256((const __m256i *)(p + 32 * i)));
+        any = _mm256_or_si256(_mm256_or_si256(rpcline_avx2_line_ends(p),
+                                              rpcline_avx2_line_ends(p + 32)),
+                              _mm256_or_si256(rpcline_avx2_line_ends(p + 64),
+                                              rpcline_avx2_line_ends(p + 96)));
+        if (!_mm256_testz_si256(any, any))
+            return rpcline_avx2_line_end(p, p + 128);
+    }
+    for (; end - p >= 32; p += 32, dst += 32) {
+        _mm256_storeu_si256((__m256i *)dst, _mm256_loadu_si256((const __m256i *)p));
+        m = (unsigned int)_mm256_movemask_epi8(rpcline_avx2_line_ends(p));
+        if (m)
+            return p + rpcline_low32(m);
+    }
+    for (; p < end; p++, dst++) {
+        if (*p == '\r' || *p == '\n')
+            return p;
+        *dst = *p;
+    }
+    return end;
+}
 static inline int rpcline_line_end_avx2_supported(void) {
     return __builtin_cpu_supports("avx2");
 }
@@ -59,6 +95,11 @@ static inline int rpcline_line_end_avx2_supported(void) {
 static inline const unsigned char *rpcline_avx2_line_end(const unsigned char *p,
                                                          const unsigned char *end) {
     (void)p; return end;  /* never called: rpcline_line_end_avx2_supported() says 0 */
+}
+static inline const unsigned char *rpcline_avx2_copy_line(unsigned char *dst,
+                                                          const unsigned char *p,
+                                                          const unsigned char *end) {
+    (void)dst; (void)p; return end;  /* never called, as above */
 }
 static inline int rpcline_line_end_avx2_supported(void) { return 0; }
 #endif

@@ -36,6 +36,8 @@ cdef extern from "Python.h":
 cdef extern from "_line_end.h":
     const unsigned char* _avx2_line_end "rpcline_avx2_line_end"(
         const unsigned char*, const unsigned char*) noexcept nogil
+    const unsigned char* _avx2_copy_line "rpcline_avx2_copy_line"(
+        unsigned char*, const unsigned char*, const unsigned char*) noexcept nogil
     bint _avx2_supported "rpcline_line_end_avx2_supported"() noexcept nogil
 
 cdef const char* BOM = b"\xef\xbb\xbf"
@@ -244,38 +246,42 @@ cdef class EventStreamParser:
         self._chunk = data
         try:
             while True:
-                if (start < size and data[start] == b"e" and not self._discarding
-                        and not self._line.size and not self._data_prefix):
-                    end = self._sdk_frame(events, data, start, size)
-                    if end >= 0:
-                        start = end
-                        continue
-                if start < size and (data[start] == b"\n" or data[start] == b"\r"):
-                    end = start  # a blank line (one an event) needs no scan
-                elif _AVX2:  # CR and LF in one pass
-                    end = _line_end(data, start, size)
-                    if end == -1:
+                if self._data_prefix:  # a data line goes on from the last chunk
+                    end = self._end_data_line(events, data, start, size)
+                    if end == size:
+                        start = size
                         break
                 else:
-                    if -1 != lf < start:
-                        lf = _find(data, start, size, b"\n")
-                    if -1 != cr < start:
-                        cr = _find(data, start, size, b"\r")
-                    if lf == -1 and cr == -1:
-                        break
-                    end = lf if cr == -1 or (lf != -1 and lf < cr) else cr
-                if self._discarding:
-                    self._skip(end > start)
-                elif self._data_prefix:
-                    self._end_data_line(events, data, start, end)
-                elif self._line.size:
-                    self._grow(&self._line, data + start, end - start)
-                    try:
-                        self._field(events, self._line.bytes, 0, self._line.size, False)
-                    finally:
-                        _drop(&self._line)
-                else:
-                    self._field(events, data, start, end, True)
+                    if (start < size and data[start] == b"e" and not self._discarding
+                            and not self._line.size):
+                        end = self._sdk_frame(events, data, start, size)
+                        if end >= 0:
+                            start = end
+                            continue
+                    if start < size and (data[start] == b"\n" or data[start] == b"\r"):
+                        end = start  # a blank line (one an event) needs no scan
+                    elif _AVX2:  # CR and LF in one pass
+                        end = _line_end(data, start, size)
+                        if end == -1:
+                            break
+                    else:
+                        if -1 != lf < start:
+                            lf = _find(data, start, size, b"\n")
+                        if -1 != cr < start:
+                            cr = _find(data, start, size, b"\r")
+                        if lf == -1 and cr == -1:
+                            break
+                        end = lf if cr == -1 or (lf != -1 and lf < cr) else cr
+                    if self._discarding:
+                        self._skip(end > start)
+                    elif self._line.size:
+                        self._grow(&self._line, data + start, end - start)
+                        try:
+                            self._field(events, self._line.bytes, 0, self._line.size, False)
+                        finally:
+                            _drop(&self._line)
+                    else:
+                        self._field(events, data, start, end, True)
                 start = end + 1
                 if data[end] == b"\r":  # CR: an LF after it belongs to the same line end
                     if start == size:
@@ -362,18 +368,45 @@ cdef class EventStreamParser:
         self._grow(&self._data, b"\n", 1)
         return 0
 
-    cdef int _end_data_line(self, list events, const char* data, Py_ssize_t start,
-                            Py_ssize_t end) except -1:
-        """The pending data line ends at ``end``: the rest of its value joins the data buffer
-        (as ``_add_data`` would add the whole value)."""
-        self._data_prefix = 0
-        if self._data.size + end - start > self._limit:
-            self._data.size = min(self._data.size, self._limit)
-            events.append(self._too_long(data, start, end))
-            return 0
-        self._grow(&self._data, data + start, end - start)
+    cdef Py_ssize_t _end_data_line(self, list events, const char* data, Py_ssize_t start,
+                                   Py_ssize_t size) except -1:
+        """The pending data line goes on at ``start``: its value joins the data buffer up to
+        the line's end, which is returned, or up to the chunk's end (then ``size``). The
+        limit counts as ``_add_data`` counts a whole value and ``_keep`` a pending line."""
+        cdef Py_ssize_t held = self._data.size
+        cdef Py_ssize_t room = self._limit + _PREFIX - held - self._data_prefix
+        cdef Py_ssize_t take = min(size - start, max(room, 0))
+        cdef Py_ssize_t end
+        cdef bint copied = _AVX2 and held >= _VIEW_BYTES  # a large value: one pass
+        if copied:
+            self._reserve(&self._data, take)
+            end = <const char*>_avx2_copy_line(<unsigned char*>self._data.bytes + held,
+                                               <const unsigned char*>data + start,
+                                               <const unsigned char*>data + start + take) - data
+            if end == start + take:  # no line end in what may be held: past it, or none
+                end = -1 if take == size - start else _line_end(data, end, size)
+        else:
+            end = _line_end(data, start, size)
+        if end >= 0:  # the line ends here
+            self._data_prefix = 0
+            if held + end - start > self._limit:
+                self._data.size = min(held, self._limit)
+                events.append(self._too_long(data, start, end))
+                return end
+        elif size - start > room:  # it goes on past the limit
+            self._data_prefix = 0
+            self._data.size = min(held, self._limit)
+            events.append(self._too_long(data, start, size))
+            self._in_line = True
+            return size
+        if copied:
+            self._data.size = (end if end >= 0 else size) - start + held
+        else:
+            self._grow(&self._data, data + start, (end if end >= 0 else size) - start)
+        if end < 0:
+            return size
         self._grow(&self._data, b"\n", 1)
-        return 0
+        return end
 
     cdef int _flush_span(self) except -1:
         """The event's first data value leaves the chunk for the data buffer."""
@@ -446,25 +479,19 @@ cdef class EventStreamParser:
         if self._discarding:
             self._in_line = self._in_line or start < size
             return 0
-        cdef Py_ssize_t room = (self._limit + _PREFIX - self._data.size - self._line.size
-                                - self._data_prefix)
+        if self._data_prefix:  # _end_data_line took the chunk
+            return 0
+        cdef Py_ssize_t room = self._limit + _PREFIX - self._data.size - self._line.size
         cdef Py_ssize_t value
         if size - start > room:
             # Only up to the limit is kept, for the refusal's id; then the line goes.
-            if self._data_prefix:
-                self._data_prefix = 0
-                self._data.size = min(self._data.size, self._limit)
-                events.append(self._too_long(data, start, size))
-            else:
-                self._grow(&self._line, data + start, max(room, 0))
-                value = _data_value(self._line.bytes, self._line.size)
-                try:
-                    events.append(self._too_long(self._line.bytes, value, self._line.size))
-                finally:
-                    _drop(&self._line)
+            self._grow(&self._line, data + start, max(room, 0))
+            value = _data_value(self._line.bytes, self._line.size)
+            try:
+                events.append(self._too_long(self._line.bytes, value, self._line.size))
+            finally:
+                _drop(&self._line)
             self._in_line = True
-        elif self._data_prefix:
-            self._grow(&self._data, data + start, size - start)
         elif not self._line.size and size - start > 5 and memcmp(data + start, b"data:", 5) == 0:
             # A data line begins: its value goes to the data buffer at once, not through the
             # pending line (which would copy it there again when the line ends).
@@ -508,6 +535,14 @@ cdef class EventStreamParser:
     cdef int _grow(self, Buffer* buffer, const char* data, Py_ssize_t size) except -1:
         """Append to a buffer, always allocated afterwards; its size stays within the limit
         (the callers see to it)."""
+        self._reserve(buffer, size)
+        if size:
+            memcpy(buffer.bytes + buffer.size, data, size)
+            buffer.size += size
+        return 0
+
+    cdef int _reserve(self, Buffer* buffer, Py_ssize_t size) except -1:
+        """Room in a buffer for ``size`` bytes more, always allocated afterwards."""
         cdef Py_ssize_t needed = buffer.size + size
         cdef Py_ssize_t capacity
         if needed + 1 > buffer.capacity:
@@ -521,9 +556,6 @@ cdef class EventStreamParser:
                 buffer.bytes, buffer.size, buffer.capacity = NULL, 0, 0  # it freed the object
                 raise MemoryError()
             buffer.bytes, buffer.capacity = _bytes_of(buffer.owner), capacity
-        if size:
-            memcpy(buffer.bytes + buffer.size, data, size)
-            buffer.size = needed
         return 0
 
 

@@ -166,25 +166,28 @@ class EventStreamParser:
             self._after_cr = False
             start = 1 if data[:1] == b"\n" else 0
         while True:
-            if (start < size and data[start] == 0x65 and not self._discarding and not self._line
-                    and not self._data_prefix):
-                end = self._sdk_frame(events, data, start)
-                if end >= 0:
-                    start = end
-                    continue
-            end = _line_end(data, start)
-            if end < 0:
-                break
-            if self._discarding:
-                self._skip(end > start)
-            elif self._data_prefix:
-                self._end_data_line(events, data, start, end)
-            elif self._line:
-                self._line += memoryview(data)[start:end]
-                self._field(events, self._line, 0, len(self._line), False)
-                self._line.clear()
+            if self._data_prefix:  # a data line goes on from the last chunk
+                end = self._end_data_line(events, data, start)
+                if end == size:
+                    start = size
+                    break
             else:
-                self._field(events, data, start, end, True)
+                if start < size and data[start] == 0x65 and not self._discarding and not self._line:
+                    end = self._sdk_frame(events, data, start)
+                    if end >= 0:
+                        start = end
+                        continue
+                end = _line_end(data, start)
+                if end < 0:
+                    break
+                if self._discarding:
+                    self._skip(end > start)
+                elif self._line:
+                    self._line += memoryview(data)[start:end]
+                    self._field(events, self._line, 0, len(self._line), False)
+                    self._line.clear()
+                else:
+                    self._field(events, data, start, end, True)
             start = end + 1
             if data[end] == 0x0D:  # CR: an LF after it belongs to the same line end
                 if start == size:
@@ -262,16 +265,28 @@ class EventStreamParser:
         self._data += memoryview(buf)[start:end]
         self._data.append(0x0A)
 
-    def _end_data_line(self, events: list[Event], data: bytes, start: int, end: int) -> None:
-        """The pending data line ends at ``end``: the rest of its value joins the data buffer
-        (as ``_add_data`` would add the whole value)."""
-        self._data_prefix = 0
-        if len(self._data) + end - start > self._limit:
+    def _end_data_line(self, events: list[Event], data: bytes, start: int) -> int:
+        """The pending data line goes on at ``start``: its value joins the data buffer up to
+        the line's end, which is returned, or up to the chunk's end (then ``len(data)``). The
+        limit counts as ``_add_data`` counts a whole value and ``_keep`` a pending line."""
+        end = _line_end(data, start)
+        if end >= 0:  # the line ends here
+            self._data_prefix = 0
+            if len(self._data) + end - start > self._limit:
+                del self._data[self._limit :]
+                events.append(self._too_long(data, start, end))
+                return end
+            self._data += memoryview(data)[start:end]
+            self._data.append(0x0A)
+            return end
+        if len(data) - start > self._limit + len(DATA_PREFIX) - len(self._data) - self._data_prefix:
+            self._data_prefix = 0  # it goes on past the limit
             del self._data[self._limit :]
-            events.append(self._too_long(data, start, end))
-            return
-        self._data += memoryview(data)[start:end]
-        self._data.append(0x0A)
+            events.append(self._too_long(data, start, len(data)))
+            self._in_line = True
+        else:
+            self._data += memoryview(data)[start:]
+        return len(data)
 
     def _flush_span(self, buf: bytes | bytearray) -> None:
         """The event's first data value leaves the chunk for the data buffer."""
@@ -311,21 +326,15 @@ class EventStreamParser:
         if self._discarding:
             self._in_line = self._in_line or start < len(data)
             return
-        room = (self._limit + len(DATA_PREFIX) - len(self._data) - len(self._line)
-                - self._data_prefix)
+        if self._data_prefix:  # _end_data_line took the chunk
+            return
+        room = self._limit + len(DATA_PREFIX) - len(self._data) - len(self._line)
         if len(data) - start > room:
             # Only up to the limit is kept, for the refusal's id; then the line goes.
-            if self._data_prefix:
-                self._data_prefix = 0
-                del self._data[self._limit :]
-                events.append(self._too_long(data, start, len(data)))
-            else:
-                self._line += memoryview(data)[start : start + max(room, 0)]
-                events.append(self._too_long(self._line, _data_value(self._line), len(self._line)))
-                self._line.clear()
+            self._line += memoryview(data)[start : start + max(room, 0)]
+            events.append(self._too_long(self._line, _data_value(self._line), len(self._line)))
+            self._line.clear()
             self._in_line = True
-        elif self._data_prefix:
-            self._data += memoryview(data)[start:]
         elif not self._line and len(data) - start > 5 and data.startswith(b"data:", start):
             # A data line begins: its value goes to the data buffer at once, not through the
             # pending line (which would copy it there again when the line ends).
