@@ -2,6 +2,7 @@
 
     python benchmarks/sse.py [FILE.jsonl] [--rounds 20] [--chunk 65536]
     python benchmarks/sse.py [FILE.jsonl] --callgrind [--passes 1 4]
+    python benchmarks/sse.py --large [--events 8] [--size 1048576] [--rounds 20] [--chunk 65536]
 
 Each payload of FILE (default: the server side of the recorded SDK sessions) becomes one
 event as the SDK's server writes it (``sse.encode``); the stream is fed in fixed-size
@@ -19,6 +20,16 @@ chunks. Contenders, per message, all keeping their results in a list:
 Rounds are interleaved (each starts with the next contender) and medians are printed,
 each target next to its figure. ``--callgrind`` counts instructions instead (valgrind,
 noise-free: the difference between 1 and 4 passes, so start-up and imports cancel out).
+
+``--large`` asks whether large events move at memory speed: EVENTS tool results of SIZE
+bytes each (ASCII text, the same on every run), framed as the SDK frames them and fed in
+chunks, in GB/s of the bytes each contender reads, wall clock. Contenders: the memory-speed
+reference (``b"".join`` of the chunks: one copy of the stream), ``orjson.loads`` and
+``route`` on the bare payloads, and ``EventStreamParser`` with each. The framing's cost is
+the parser's time less its classify's on the bare payloads, in copies of the stream
+(target: at most one copy, in each round's own ratio). On glibc, malloc is told to keep
+freed memory (no trimming, no mmap): otherwise whichever contender runs after one that
+freed megabytes pays to fault them back in, and the figures measure the allocator.
 """
 
 from __future__ import annotations
@@ -27,6 +38,7 @@ import argparse
 import codecs
 import gc
 import json
+import random
 import statistics
 import sys
 import tempfile
@@ -112,18 +124,22 @@ def contenders() -> dict[str, Pass]:
     return found
 
 
+def framed(payloads: list[bytes], chunk: int) -> list[bytes]:
+    """The payloads as the SDK's server writes them, cut into ``chunk``-byte chunks."""
+    stream = b"".join(sse_py.encode(payload) for payload in payloads)
+    return [stream[start : start + chunk] for start in range(0, len(stream), chunk)]
+
+
 def workload(path: Path, chunk: int) -> tuple[list[bytes], list[bytes]]:
     payloads = [line for _, line in load_corpus(path)]
-    stream = b"".join(sse_py.encode(payload) for payload in payloads)
-    return [stream[start : start + chunk] for start in range(0, len(stream), chunk)], payloads
+    return framed(payloads, chunk), payloads
 
 
-def wall_clock(path: Path, rounds: int, chunk: int) -> None:
-    chunks, payloads = workload(path, chunk)
-    runs = contenders()
+def interleaved(runs: dict[str, Pass], chunks: list[bytes], payloads: list[bytes],
+                rounds: int) -> list[dict[str, float]]:
+    """Each round's seconds per contender, every round starting with the next one."""
     names = list(runs)
-    per_message: dict[str, list[float]] = {name: [] for name in runs}
-    ratios: dict[str, list[float]] = {name: [] for name in runs}
+    measured = []
     for round in range(rounds + 1):  # round 0 warms up and is dropped
         times = {}
         turn = round % len(names)
@@ -131,13 +147,24 @@ def wall_clock(path: Path, rounds: int, chunk: int) -> None:
             start = time.perf_counter()
             results = runs[name](chunks, payloads)
             times[name] = time.perf_counter() - start
-            assert len(results) == len(payloads), (name, len(results))
+            assert len(results) in (1, len(payloads)), (name, len(results))  # 1: the copy
             del results
             gc.collect()  # each run starts with the collector in the same state
-        if round:  # ratios within a round: a busy machine slows the whole round alike
-            for name, seconds in times.items():
-                per_message[name].append(seconds * 1e9 / len(payloads))
-                ratios[name].append(seconds / times[LOOP])
+        if round:
+            measured.append(times)
+    return measured
+
+
+def wall_clock(path: Path, rounds: int, chunk: int) -> None:
+    chunks, payloads = workload(path, chunk)
+    runs = contenders()
+    per_message: dict[str, list[float]] = {name: [] for name in runs}
+    ratios: dict[str, list[float]] = {name: [] for name in runs}
+    for times in interleaved(runs, chunks, payloads, rounds):
+        # Ratios within a round: a busy machine slows the whole round alike.
+        for name, seconds in times.items():
+            per_message[name].append(seconds * 1e9 / len(payloads))
+            ratios[name].append(seconds / times[LOOP])
     print(f"{path.name}: {len(payloads):,} events, {sum(map(len, chunks)):,} bytes of SSE in "
           f"{chunk:,}-byte chunks, median of {rounds} interleaved rounds")
     report({name: statistics.median(samples) for name, samples in per_message.items()},
@@ -158,6 +185,90 @@ def report(per_message: dict[str, float], ratios: dict[str, float], unit: str) -
             speedup = httpx / ratios[name]
             print(f"  {name} vs httpx-sse + json.loads: {speedup:.1f}x faster  target at "
                   f"least 10x: {'met' if speedup >= 10 else 'MISSED'}")
+
+
+# Words of the large results' text: plain ASCII, nothing JSON escapes.
+WORDS = ("the quick brown fox jumps over a lazy dog while seven wizards quietly pack "
+         "boxes of jam, liquor, and fine vowels.").split()
+COPY = "copy (memory speed)"
+# contender -> (classify on the bare payloads, whose time the framing adds to)
+FRAMED = {"EventStreamParser": "orjson.loads", "EventStreamParser(route)": "route"}
+
+
+def large_payloads(count: int, size: int) -> list[bytes]:
+    """``count`` tool results of ``size`` bytes each (at least the JSON around the text)."""
+    import orjson
+
+    rng = random.Random(20260728)
+    payloads = []
+    for id in range(count):
+        def result(text: str, id: int = id) -> bytes:
+            content = [{"type": "text", "text": text}]
+            return orjson.dumps({"jsonrpc": "2.0", "id": id,
+                                 "result": {"content": content, "isError": False}})
+
+        room = max(0, size - len(result("")))
+        payloads.append(result(" ".join(rng.choices(WORDS, k=room // 4 + 1))[:room]))
+    return payloads
+
+
+def large_contenders() -> dict[str, Pass]:
+    import orjson
+
+    import rpcline._route_c as route_c
+    import rpcline._sse_c as sse_c
+
+    return {
+        COPY: lambda chunks, payloads: [b"".join(chunks)],
+        "orjson.loads": lambda chunks, payloads: [orjson.loads(p) for p in payloads],
+        "route": lambda chunks, payloads: [route_c.route(p) for p in payloads],
+        "EventStreamParser": _parser(sse_c),
+        "EventStreamParser(route)": _parser(sse_c, route_c.route),
+    }
+
+
+def keep_freed_memory() -> str:
+    """Pin glibc's malloc thresholds (see the docstring); what was done, for the report."""
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return "malloc as it is (not glibc)"
+    m_trim_threshold, m_mmap_threshold = -1, -3  # malloc.h
+    if mallopt(m_trim_threshold, 2**31 - 1) != 1 or mallopt(m_mmap_threshold, 2**25) != 1:
+        return "malloc as it is (mallopt refused)"
+    return "glibc malloc keeps freed memory"
+
+
+def large(count: int, size: int, rounds: int, chunk: int) -> None:
+    allocator = keep_freed_memory()
+    payloads = large_payloads(count, size)
+    chunks = framed(payloads, chunk)
+    stream = sum(map(len, chunks))
+    runs = large_contenders()
+    names = list(runs)
+    read = {name: sum(map(len, payloads)) if name in FRAMED.values() else stream
+            for name in names}
+    speeds: dict[str, list[float]] = {name: [] for name in names}
+    copies: dict[str, list[float]] = {name: [] for name in FRAMED}
+    for times in interleaved(runs, chunks, payloads, rounds):
+        for name, seconds in times.items():
+            speeds[name].append(read[name] / seconds / 1e9)
+        for name, classify in FRAMED.items():
+            copies[name].append((times[name] - times[classify]) / times[COPY])
+    print(f"large events: {count} tool results of {size:,} bytes ({stream:,} bytes of SSE) "
+          f"in {chunk:,}-byte chunks, median of {rounds} interleaved rounds, {allocator}")
+    reference = statistics.median(speeds[COPY])
+    for name in names:
+        figure = statistics.median(speeds[name])
+        note = ""
+        if name in copies:
+            framing = statistics.median(copies[name])
+            met = "met" if framing <= 1 else "MISSED"
+            note = (f"  framing {framing:5.2f} copies over {FRAMED[name]}: target at most 1: "
+                    f"{met}")
+        print(f"  {name:<28} {figure:6.2f} GB/s  {figure / reference:5.2f}x memory speed{note}")
 
 
 def by_callgrind(path: Path, chunk: int, passes: tuple[int, int]) -> None:
@@ -194,8 +305,14 @@ def main() -> int:
     parser.add_argument("--callgrind", action="store_true")
     parser.add_argument("--passes", type=int, nargs=2, default=[1, 4])
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--large", action="store_true",
+                        help="GB/s on a few large events instead of the recorded traffic")
+    parser.add_argument("--events", type=int, default=8, help="--large: how many events")
+    parser.add_argument("--size", type=int, default=1024 * 1024, help="--large: bytes each")
     args = parser.parse_args()
-    if args.child:
+    if args.large:
+        large(args.events, args.size, args.rounds, args.chunk)
+    elif args.child:
         name, path, chunk, passes = args.child
         child(name, path, int(chunk), int(passes))
     elif args.callgrind:

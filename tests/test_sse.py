@@ -8,8 +8,10 @@ oracle is httpx-sse's SSEDecoder (where it departs from WHATWG, WHATWG is follow
 from __future__ import annotations
 
 import importlib
+import itertools
 import pickle
 import tracemalloc
+from collections.abc import Callable, Iterator
 from types import ModuleType
 
 import pytest
@@ -158,6 +160,78 @@ def test_the_event_type_defaults_to_message_and_resets(sse, chunk):
     ]
 
 
+@pytest.fixture
+def line_end_paths(sse: ModuleType) -> Iterator[Callable[[], Iterator[str]]]:
+    """Runs a test's body under each line-end scan of the core (the twin has one, a regex)."""
+    if not hasattr(sse, "use_line_end_path"):
+        yield lambda: iter(["regex"])
+        return
+    before = sse.line_end_path()
+
+    def each() -> Iterator[str]:
+        for path in sse.LINE_END_PATHS:
+            sse.use_line_end_path(path)
+            yield path
+
+    yield each
+    sse.use_line_end_path(before)
+
+
+# Bytes whose low nibble is CR's or LF's (the AVX2 scan looks a byte up by it), non-ASCII
+# among them, and none of them JSON whitespace.
+NIBBLES = b"-=Z]jmz}\x1a\x1d\x8a\x8d\xda\xfa\xff\x80a"
+
+
+@pytest.mark.parametrize("chunk", [64, 10**9])
+def test_a_line_ends_at_its_first_cr_or_lf_wherever_it_lies(sse, line_end_paths, chunk):
+    for path in line_end_paths():  # (product would switch to the last one before the loop)
+        # Every offset in and across the AVX2 scan's 32- and 128-byte steps.
+        for size, end, head in itertools.product(range(300), (b"\r\n", b"\n", b"\r"),
+                                                 (b"event: message\r\ndata: ", b"data: ")):
+            value = (NIBBLES * 20)[:size]
+            stream = head + value + end + end + b"data: after\n\n"
+            assert datas(sse, stream, chunk) == [value or None, b"after"], (path, size, end, head)
+
+
+@pytest.mark.parametrize("chunk", CUTS)
+def test_the_sdk_shape_gives_what_its_lines_give(sse, line_end_paths, chunk):
+    """The SDK's event shape is taken whole when it can be (``_sdk_frame``); around it, and
+    where it cannot, the lines decide as anywhere else."""
+    sdk = b"event: message\r\ndata: %s\r\n\r\n"
+    cases = [
+        (b"event: other\r\n" + sdk % b"a", [("message", "", None, b"a")]),
+        (b"data: a\r\n" + sdk % b"b", [("message", "", None, b"a\nb")]),
+        (b"id: 7\r\nretry: 5\r\n" + sdk % b"c" + sdk % b"d",
+         [("message", "7", 5, b"c"), ("message", "7", 5, b"d")]),
+        (sdk % b"a\rb", [("message", "", None, b"a")]),  # "b" is an unknown field
+        (sdk % b"a\nevent: x", [("x", "", None, b"a")]),
+        (b"event: message\r\ndata: a\r\n\rdata: b\r\n\n", [("message", "", None, b"a"),
+                                                         ("message", "", None, b"b")]),
+        (b"event: message\r\ndata: a\r\ndata: b\r\n\r\n", [("message", "", None, b"a\nb")]),
+        (sdk % b"" + sdk % b"  ", [("message", "", None, None), ("message", "", None, None)]),
+        (b"event: message\r\ndata:a\r\n\r\n" + sdk % b" a",
+         [("message", "", None, b"a"), ("message", "", None, b" a")]),
+    ]
+    for path in line_end_paths():
+        for stream, want in cases:
+            assert raw(sse, stream, chunk) == want, (path, stream)
+
+
+@pytest.mark.parametrize("chunk", CUTS)
+def test_the_sdk_shape_keeps_the_limit(sse, line_end_paths, chunk):
+    # 8 bytes: the limit, the prefix "data: " included, is room for "event: message" too.
+    sdk = b"event: message\r\ndata: %s\r\n\r\n"
+    for _ in line_end_paths():
+        stream = sdk % b"abcdefgh" + sdk % b"abcdefghi" + sdk % b"after"
+        fits, refused, after = raw(sse, stream, chunk, max_event_bytes=8)
+        assert fits == ("message", "", None, b"abcdefgh")
+        assert refused[3].error.reason == "event exceeds 8 bytes"
+        assert after == ("message", "", None, b"after")  # dropped up to its blank line only
+        # Data held from an earlier line counts, its LF included.
+        (refused,) = raw(sse, b"data: a\n" + sdk % b"abcdefg", chunk, max_event_bytes=8)
+        assert refused[3].error.reason == "event exceeds 8 bytes"
+
+
 @pytest.mark.parametrize("tail", [b"data: a", b"data: a\n", b"data: a\ndata: b\n", b"id: 1\n"])
 def test_the_end_of_the_stream_discards_an_unfinished_event(sse, tail):
     parser = sse.EventStreamParser()
@@ -256,6 +330,64 @@ def test_the_limit_counts_the_data_as_classify_gets_it(sse):
             assert datas(sse, stream, chunk) == [data]
             (refused,) = raw(sse, stream, chunk, max_event_bytes=99)
             assert refused[3].error.reason == "event exceeds 99 bytes"
+
+
+@pytest.mark.parametrize("rest", [b',"x":2}\n\n', b',"x":2'])
+def test_a_data_line_held_across_chunks_is_cut_at_the_limit_for_its_id(sse, rest):
+    """A pending data line's value waits in the data buffer (``_data_prefix``); "data:"
+    without a space leaves one byte more room there than the limit, which the refusal must
+    not read: ``{"id":1`` is the limit's 7 bytes, and its id is not known complete."""
+    parser = sse.EventStreamParser(7)
+    assert parser.feed(b'data:{"id":1,') == []
+    assert parser.buffered_bytes == 13
+    (refused,) = parser.feed(rest)
+    assert (refused.message.id, refused.message.error.reason) == (None, "event exceeds 7 bytes")
+
+
+def held_alike(c_module, py_module, cases) -> None:
+    """Each (stream, chunk sizes, limit) gives the twin's events and buffered_bytes after
+    every chunk, under each line-end scan of the core."""
+    sse_c = importlib.import_module(c_module.__name__.replace("_message", "_sse"))
+    sse_py = importlib.import_module(py_module.__name__.replace("_message", "_sse"))
+
+    def run(sse: ModuleType, stream: bytes, sizes: list[int], limit: int) -> tuple:
+        parser, events, held, start = sse.EventStreamParser(limit, classify=bytes), [], [], 0
+        for size in [*sizes, len(stream)]:
+            events += parser.feed(stream[start : start + size])
+            held.append(parser.buffered_bytes)
+            start += size
+        events += parser.close()
+        return [(e.event, e.id, e.retry, e.message if isinstance(e.message, bytes | None) else
+                 (type(e.message).__name__, e.message.id, e.message.error.reason))
+                for e in events], held
+
+    before = sse_c.line_end_path()
+    try:
+        for stream, sizes, limit in cases:
+            want = run(sse_py, stream, sizes, limit)
+            for path in sse_c.LINE_END_PATHS:
+                sse_c.use_line_end_path(path)
+                got = run(sse_c, stream, sizes, limit)
+                assert got == want, (path, len(stream), sizes, limit)
+    finally:
+        sse_c.use_line_end_path(before)
+
+
+@pytest.mark.c_extension
+@pytest.mark.parametrize("prefix", [b"data: ", b"data:"])
+def test_a_large_data_line_goes_on_across_chunks_as_in_the_twin(c_module, py_module, prefix):
+    """From 16 KiB held, the core copies a pending data line on as it looks for the line's
+    end (one AVX2 pass, ``_end_data_line``): its end at every offset of the scan's steps,
+    at the limit and one byte past it, past the limit in a later chunk or not at all."""
+    head = prefix + R + b'"id":5,"result":{"text":"'
+    first = len(head) + 17_000  # the first chunk: 17,000 bytes of the value held
+    # The value is 20,045 bytes when rest is 3,000: limits at it, one byte short and over.
+    cases = []
+    for rest, limit in [*((rest, 10**6) for rest in range(270)),
+                        *((3000, limit) for limit in (17_500, 18_000, 20_044, 20_045, 20_046))]:
+        stream = head + b"x" * (17_000 + rest) + b'"}}\r\n\r\n' + AFTER
+        cases += [(stream, [first], limit), (stream, [first, 1000], limit)]
+    held_alike(c_module, py_module, cases)
 
 
 def test_an_over_long_event_under_route_is_a_route_refusal(impl, sse, router):
@@ -392,7 +524,7 @@ FIELD_LINES = st.sampled_from([
     b"data: \xff", b"event: e", b"event:", b"event: message", b"id: 1", b"id:", b"id: a\0b",
     b"id: \xe2\x82", b"retry: 10", b"retry: 007", b"retry: -1", b"retry: +5", b"retry:  3",
     b"retry: 1_0", b"retry: \xd9\xa1", b"retry", b": comment", b":", b"foo: bar", b"DATA: q",
-    b"", b"", b"",
+    b"", b"", b"", b"event: message\r\ndata: " + RESPONSE + b"\r\n",
 ])
 LINE_ENDS = st.sampled_from([b"\n", b"\r", b"\r\n"])
 STREAMS = st.builds(
@@ -453,17 +585,25 @@ def describe_event(event) -> tuple:
        limit=st.sampled_from([20, 100, 10**6]), routes=st.booleans())
 def test_the_twin_and_the_core_agree_on_random_streams(c_module, py_module, stream, chunks, limit,
                                                        routes):
-    results = []
-    for message_module in (c_module, py_module):
-        sse = importlib.import_module(message_module.__name__.replace("_message", "_sse"))
-        router = importlib.import_module(message_module.__name__.replace("_message", "_route"))
-        parser = sse.EventStreamParser(limit, classify=router.route if routes else
-                                       message_module.parse)
-        events, start, sizes = [], 0, iter(chunks * (len(stream) + 1))
-        while start < len(stream):
-            size = next(sizes)
-            events += parser.feed(stream[start : start + size])
-            start += size
-        results.append([describe_event(e) for e in events + parser.close()])
-        results.append(parser.buffered_bytes)
-    assert results[0] == results[2] and results[1] == results[3]
+    sse_c = importlib.import_module(c_module.__name__.replace("_message", "_sse"))
+    before, results = sse_c.line_end_path(), []
+    try:
+        # The core under each of its line-end scans, then the twin.
+        for message_module, path in [*((c_module, path) for path in sse_c.LINE_END_PATHS),
+                                     (py_module, None)]:
+            sse = importlib.import_module(message_module.__name__.replace("_message", "_sse"))
+            router = importlib.import_module(message_module.__name__.replace("_message", "_route"))
+            if path:
+                sse.use_line_end_path(path)
+            parser = sse.EventStreamParser(limit, classify=router.route if routes else
+                                           message_module.parse)
+            events, held, start, sizes = [], [], 0, iter(chunks * (len(stream) + 1))
+            while start < len(stream):
+                size = next(sizes)
+                events += parser.feed(stream[start : start + size])
+                held.append(parser.buffered_bytes)
+                start += size
+            results.append(([describe_event(e) for e in events + parser.close()], held))
+    finally:
+        sse_c.use_line_end_path(before)
+    assert all(result == results[-1] for result in results)

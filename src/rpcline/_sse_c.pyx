@@ -1,15 +1,18 @@
 # cython: language_level=3, embedsignature=True, embedsignature.format=clinic
 """The Cython core of SSE: ``_sse_py.py`` documents the behaviour, this mirrors it.
 
-Line ends are found with memchr in the chunk's own buffer. An event whose only data line
-lies in the chunk is classified from where it lies: no data buffer, no join; small data
-as bytes, large data through a view released at once (as ``_stream_c`` does for lines).
+Line ends are found in the chunk's own buffer, CR and LF in one AVX2 pass where the CPU
+has it (``_line_end.h``), else with memchr. An event whose only data line lies in the
+chunk is classified from where it lies: no data buffer, no join; small data as bytes,
+large data through a view released at once (as ``_stream_c`` does for lines). The event
+shape the SDK's server writes is taken whole, skipping the line-by-line path.
 """
 
 cimport cython
 from cpython.buffer cimport PyBUF_READ, PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_XDECREF
 from cpython.memoryview cimport PyMemoryView_FromMemory
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.string cimport memchr, memcmp, memcpy, memmove
@@ -26,6 +29,16 @@ from rpcline._sse_py import DATA_PREFIX, DEFAULT_MAX_EVENT_BYTES, EVENT_TOO_LONG
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(void* op)
+    PyObject* _new_bytes "PyBytes_FromStringAndSize"(const char*, Py_ssize_t)
+    int _resize_bytes "_PyBytes_Resize"(PyObject**, Py_ssize_t)
+    char* _bytes_of "PyBytes_AS_STRING"(PyObject*)
+
+cdef extern from "_line_end.h":
+    const unsigned char* _avx2_line_end "rpcline_avx2_line_end"(
+        const unsigned char*, const unsigned char*) noexcept nogil
+    const unsigned char* _avx2_copy_line "rpcline_avx2_copy_line"(
+        unsigned char*, const unsigned char*, const unsigned char*) noexcept nogil
+    bint _avx2_supported "rpcline_line_end_avx2_supported"() noexcept nogil
 
 cdef const char* BOM = b"\xef\xbb\xbf"
 cdef Py_ssize_t _PREFIX = len(DATA_PREFIX)
@@ -33,12 +46,32 @@ cdef Py_ssize_t _PREFIX = len(DATA_PREFIX)
 cdef Py_ssize_t _VIEW_BYTES = 16 * 1024
 # A buffer's first allocation, and the most it keeps between events.
 cdef Py_ssize_t _BUFFER_START = 4 * 1024
+# Lines end where one AVX2 pass finds CR or LF (_line_end.h), else where memchr does.
+cdef bint _AVX2 = _avx2_supported()
+# The line-end scans this build can run on this CPU, the one in use last; tests switch.
+LINE_END_PATHS = ("memchr", "avx2") if _AVX2 else ("memchr",)
+
+
+def use_line_end_path(name):
+    """Find line ends with ``name``, one of ``LINE_END_PATHS``."""
+    global _AVX2
+    if name not in LINE_END_PATHS:
+        raise ValueError(f"{name!r} is not one of {LINE_END_PATHS}")
+    _AVX2 = name == "avx2"
+
+
+def line_end_path():
+    """The line-end scan in use."""
+    return "avx2" if _AVX2 else "memchr"
 
 
 cdef struct Buffer:
     # Grows fourfold up to the limit, so data arriving in many chunks is copied about once
     # (a bytearray grows to the exact size and may copy everything each time); one byte
     # more than the content is allocated, for the NUL the route scanner needs after a prefix.
+    # The bytes live in a bytes object of capacity - 1 bytes (its NUL is the one more), so
+    # that large data goes to classify as that object, with no copy (_take).
+    PyObject* owner
     char* bytes
     Py_ssize_t size
     Py_ssize_t capacity
@@ -99,6 +132,10 @@ cdef class EventStreamParser:
 
     cdef Buffer _line  # the unfinished line's bytes from earlier chunks
     cdef Buffer _data  # WHATWG's data buffer: each value and an LF
+    # Not 0: the unfinished line is a data line, whose value so far ends the data buffer (so
+    # a large value is copied once); its "data:" or "data: " took this many bytes, which
+    # buffered_bytes and the limit count as they count a pending line's.
+    cdef Py_ssize_t _data_prefix
     # The chunk _lines is reading, and the event's only data value when it lies there.
     cdef const char* _chunk
     cdef Py_ssize_t _span_start
@@ -133,8 +170,9 @@ cdef class EventStreamParser:
         self._limit = min(max_event_bytes, 2**62)
         self._classify = classify
         self._parses = classify is parse
-        self._line = Buffer(NULL, 0, 0)
-        self._data = Buffer(NULL, 0, 0)
+        self._line = Buffer(NULL, NULL, 0, 0)
+        self._data = Buffer(NULL, NULL, 0, 0)
+        self._data_prefix = 0
         self._chunk = NULL
         self._has_span = False
         self._event = "message"
@@ -144,8 +182,8 @@ cdef class EventStreamParser:
         self._at_start = True
 
     def __dealloc__(self):
-        PyMem_Free(self._line.bytes)
-        PyMem_Free(self._data.bytes)
+        Py_XDECREF(self._line.owner)
+        Py_XDECREF(self._data.owner)
 
     @property
     def max_event_bytes(self):
@@ -158,7 +196,7 @@ cdef class EventStreamParser:
     @property
     def buffered_bytes(self):
         """What the parser holds for the current event between chunks (data and line)."""
-        return self._data.size + self._line.size
+        return self._data.size + self._line.size + self._data_prefix
 
     def feed(self, chunk):
         """The events this chunk completes; the unfinished one is kept for later."""
@@ -190,6 +228,7 @@ cdef class EventStreamParser:
         self._closed = True
         _drop(&self._line)
         _drop(&self._data)
+        self._data_prefix = 0
         self._discarding = False
         return []
 
@@ -197,8 +236,8 @@ cdef class EventStreamParser:
         cdef list events = []
         cdef Py_ssize_t start = 0
         cdef Py_ssize_t end
-        # The next LF and the next CR, each looked for again only once passed (-2: not yet,
-        # -1: none left), so a stream without CR costs one scan for it per chunk.
+        # Without AVX2: the next LF and the next CR, each looked for again only once passed
+        # (-2: not yet, -1: none left), so a stream without CR costs one scan for it per chunk.
         cdef Py_ssize_t lf = -2
         cdef Py_ssize_t cr = -2
         if self._after_cr:
@@ -207,26 +246,42 @@ cdef class EventStreamParser:
         self._chunk = data
         try:
             while True:
-                if start < size and (data[start] == b"\n" or data[start] == b"\r"):
-                    end = start  # a blank line (one an event) needs no scan
-                else:
-                    if -1 != lf < start:
-                        lf = _find(data, start, size, b"\n")
-                    if -1 != cr < start:
-                        cr = _find(data, start, size, b"\r")
-                    if lf == -1 and cr == -1:
+                if self._data_prefix:  # a data line goes on from the last chunk
+                    end = self._end_data_line(events, data, start, size)
+                    if end == size:
+                        start = size
                         break
-                    end = lf if cr == -1 or (lf != -1 and lf < cr) else cr
-                if self._discarding:
-                    self._skip(end > start)
-                elif self._line.size:
-                    self._grow(&self._line, data + start, end - start)
-                    try:
-                        self._field(events, self._line.bytes, 0, self._line.size, False)
-                    finally:
-                        _drop(&self._line)
                 else:
-                    self._field(events, data, start, end, True)
+                    if (start < size and data[start] == b"e" and not self._discarding
+                            and not self._line.size):
+                        end = self._sdk_frame(events, data, start, size)
+                        if end >= 0:
+                            start = end
+                            continue
+                    if start < size and (data[start] == b"\n" or data[start] == b"\r"):
+                        end = start  # a blank line (one an event) needs no scan
+                    elif _AVX2:  # CR and LF in one pass
+                        end = _line_end(data, start, size)
+                        if end == -1:
+                            break
+                    else:
+                        if -1 != lf < start:
+                            lf = _find(data, start, size, b"\n")
+                        if -1 != cr < start:
+                            cr = _find(data, start, size, b"\r")
+                        if lf == -1 and cr == -1:
+                            break
+                        end = lf if cr == -1 or (lf != -1 and lf < cr) else cr
+                    if self._discarding:
+                        self._skip(end > start)
+                    elif self._line.size:
+                        self._grow(&self._line, data + start, end - start)
+                        try:
+                            self._field(events, self._line.bytes, 0, self._line.size, False)
+                        finally:
+                            _drop(&self._line)
+                    else:
+                        self._field(events, data, start, end, True)
                 start = end + 1
                 if data[end] == b"\r":  # CR: an LF after it belongs to the same line end
                     if start == size:
@@ -238,6 +293,25 @@ cdef class EventStreamParser:
             self._has_span = False
             self._chunk = NULL
         return events
+
+    cdef Py_ssize_t _sdk_frame(self, list events, const char* data, Py_ssize_t start,
+                               Py_ssize_t size) except -2:
+        """The event at ``start`` when the SDK's server wrote it (``event: message``, one data
+        line, a blank line, each ended with CRLF) and it lies whole in the chunk, with no data
+        held: dispatched as its three lines would be, and where the next line starts; -1 for
+        anything else, which the line-by-line path takes."""
+        # The head is _sse_py._SDK_HEAD, written as a literal so that C compares it inline.
+        cdef Py_ssize_t value = start + 22
+        if (size - value < 4 or self._has_span or self._data.size
+                or memcmp(data + start, b"event: message\r\ndata: ", 22) != 0):
+            return -1
+        cdef Py_ssize_t end = _line_end(data, value, size)
+        if (end < 0 or size - end < 4 or memcmp(data + end, b"\r\n\r\n", 4) != 0
+                or end - value > self._limit):
+            return -1
+        self._event = "message"
+        events.append(self._event_of(self._classify_data(data + value, end - value)))
+        return end + 4
 
     cdef void _skip(self, bint has_bytes) noexcept:
         """A line of an over-long event ends; a blank one ends the event, undispatched."""
@@ -294,6 +368,46 @@ cdef class EventStreamParser:
         self._grow(&self._data, b"\n", 1)
         return 0
 
+    cdef Py_ssize_t _end_data_line(self, list events, const char* data, Py_ssize_t start,
+                                   Py_ssize_t size) except -1:
+        """The pending data line goes on at ``start``: its value joins the data buffer up to
+        the line's end, which is returned, or up to the chunk's end (then ``size``). The
+        limit counts as ``_add_data`` counts a whole value and ``_keep`` a pending line."""
+        cdef Py_ssize_t held = self._data.size
+        cdef Py_ssize_t room = self._limit + _PREFIX - held - self._data_prefix
+        cdef Py_ssize_t take = min(size - start, max(room, 0))
+        cdef Py_ssize_t end
+        cdef bint copied = _AVX2 and held >= _VIEW_BYTES  # a large value: one pass
+        if copied:
+            self._reserve(&self._data, take)
+            end = <const char*>_avx2_copy_line(<unsigned char*>self._data.bytes + held,
+                                               <const unsigned char*>data + start,
+                                               <const unsigned char*>data + start + take) - data
+            if end == start + take:  # no line end in what may be held: past it, or none
+                end = -1 if take == size - start else _line_end(data, end, size)
+        else:
+            end = _line_end(data, start, size)
+        if end >= 0:  # the line ends here
+            self._data_prefix = 0
+            if held + end - start > self._limit:
+                self._data.size = min(held, self._limit)
+                events.append(self._too_long(data, start, end))
+                return end
+        elif size - start > room:  # it goes on past the limit
+            self._data_prefix = 0
+            self._data.size = min(held, self._limit)
+            events.append(self._too_long(data, start, size))
+            self._in_line = True
+            return size
+        if copied:
+            self._data.size = (end if end >= 0 else size) - start + held
+        else:
+            self._grow(&self._data, data + start, (end if end >= 0 else size) - start)
+        if end < 0:
+            return size
+        self._grow(&self._data, b"\n", 1)
+        return end
+
     cdef int _flush_span(self) except -1:
         """The event's first data value leaves the chunk for the data buffer."""
         if self._has_span:
@@ -308,6 +422,9 @@ cdef class EventStreamParser:
             self._has_span = False
             message = self._classify_data(self._chunk + self._span_start,
                                           self._span_end - self._span_start)
+        elif self._data.size > _VIEW_BYTES:  # large: the buffer's own bytes, not a copy
+            whole = _take(&self._data, self._data.size - 1)
+            message = self._classify_data(NULL, 0, whole)
         elif self._data.size:
             try:
                 message = self._classify_data(self._data.bytes, self._data.size - 1)
@@ -331,14 +448,19 @@ cdef class EventStreamParser:
             PyObject_GC_UnTrack(<void*>event)
         return event
 
-    cdef object _classify_data(self, const char* data, Py_ssize_t size):
-        """classify(data), or None when the data holds only JSON whitespace."""
+    cdef object _classify_data(self, const char* data, Py_ssize_t size, bytes whole=None):
+        """classify(data), or None when the data holds only JSON whitespace; ``whole``: the
+        data as a bytes object already (``data`` and ``size`` are then ignored)."""
         cdef Py_ssize_t position
+        if whole is not None:
+            data, size = whole, len(whole)
         for position in range(size):
             if data[position] not in b" \t\r\n":
                 break
         else:
             return None
+        if whole is not None:
+            return _parse_decodable(whole) if self._parses else self._classify(whole)
         if size < _VIEW_BYTES or not self._parses:
             data_bytes = PyBytes_FromStringAndSize(data, size)
             return _parse_decodable(data_bytes) if self._parses else self._classify(data_bytes)
@@ -357,6 +479,8 @@ cdef class EventStreamParser:
         if self._discarding:
             self._in_line = self._in_line or start < size
             return 0
+        if self._data_prefix:  # _end_data_line took the chunk
+            return 0
         cdef Py_ssize_t room = self._limit + _PREFIX - self._data.size - self._line.size
         cdef Py_ssize_t value
         if size - start > room:
@@ -368,6 +492,12 @@ cdef class EventStreamParser:
             finally:
                 _drop(&self._line)
             self._in_line = True
+        elif not self._line.size and size - start > 5 and memcmp(data + start, b"data:", 5) == 0:
+            # A data line begins: its value goes to the data buffer at once, not through the
+            # pending line (which would copy it there again when the line ends).
+            self._data_prefix = 6 if data[start + 5] == b" " else 5
+            self._grow(&self._data, data + start + self._data_prefix,
+                       size - start - self._data_prefix)
         else:
             self._grow(&self._line, data + start, size - start)
         return 0
@@ -405,20 +535,40 @@ cdef class EventStreamParser:
     cdef int _grow(self, Buffer* buffer, const char* data, Py_ssize_t size) except -1:
         """Append to a buffer, always allocated afterwards; its size stays within the limit
         (the callers see to it)."""
+        self._reserve(buffer, size)
+        if size:
+            memcpy(buffer.bytes + buffer.size, data, size)
+            buffer.size += size
+        return 0
+
+    cdef int _reserve(self, Buffer* buffer, Py_ssize_t size) except -1:
+        """Room in a buffer for ``size`` bytes more, always allocated afterwards."""
         cdef Py_ssize_t needed = buffer.size + size
         cdef Py_ssize_t capacity
-        cdef char* grown
         if needed + 1 > buffer.capacity:
             capacity = 1 + max(needed, min(max(4 * buffer.capacity, _BUFFER_START),
                                            self._limit + _PREFIX))
-            grown = <char*>PyMem_Realloc(buffer.bytes, capacity)
-            if grown is NULL:
+            if buffer.owner is NULL:
+                buffer.owner = _new_bytes(NULL, capacity - 1)
+                if buffer.owner is NULL:
+                    raise MemoryError()
+            elif _resize_bytes(&buffer.owner, capacity - 1) < 0:
+                buffer.bytes, buffer.size, buffer.capacity = NULL, 0, 0  # it freed the object
                 raise MemoryError()
-            buffer.bytes, buffer.capacity = grown, capacity
-        if size:
-            memcpy(buffer.bytes + buffer.size, data, size)
-            buffer.size = needed
+            buffer.bytes, buffer.capacity = _bytes_of(buffer.owner), capacity
         return 0
+
+
+cdef inline Py_ssize_t _line_end(const char* data, Py_ssize_t start, Py_ssize_t size) noexcept:
+    """The offset of the next CR or LF from ``start`` on, or -1."""
+    cdef Py_ssize_t end, lf
+    if _AVX2:
+        end = <const char*>_avx2_line_end(<const unsigned char*>data + start,
+                                          <const unsigned char*>data + size) - data
+        return -1 if end == size else end
+    lf = _find(data, start, size, b"\n")
+    end = _find(data, start, size if lf == -1 else lf, b"\r")  # a CR before it ends the line
+    return lf if end == -1 else end
 
 
 cdef inline Py_ssize_t _find(const char* data, Py_ssize_t start, Py_ssize_t size,
@@ -432,9 +582,20 @@ cdef void _drop(Buffer* buffer) noexcept:
     """Forget a buffer's content; a large allocation goes with it, so as not to stay pinned."""
     buffer.size = 0
     if buffer.capacity > _BUFFER_START + 1:
-        PyMem_Free(buffer.bytes)
-        buffer.bytes = NULL
-        buffer.capacity = 0
+        Py_XDECREF(buffer.owner)
+        buffer.owner, buffer.bytes, buffer.capacity = NULL, NULL, 0
+
+
+cdef bytes _take(Buffer* buffer, Py_ssize_t size):
+    """The buffer's first ``size`` bytes as the bytes object holding them (cut to size in
+    place, no copy); the buffer is left empty, to allocate anew."""
+    cdef PyObject* owner = buffer.owner
+    buffer.owner, buffer.bytes, buffer.size, buffer.capacity = NULL, NULL, 0, 0
+    if _resize_bytes(&owner, size) < 0:
+        raise MemoryError()
+    whole = <bytes>owner
+    Py_XDECREF(owner)  # whole holds the one reference now
+    return whole
 
 
 cdef Py_ssize_t _data_value(const char* line, Py_ssize_t size) noexcept:

@@ -27,6 +27,8 @@ BOM: Final = b"\xef\xbb\xbf"
 # A pending line may hold its field name before the value the limit counts.
 DATA_PREFIX: Final = b"data: "
 _LINE_END: Final = re.compile(rb"[\r\n]")
+# How the SDK's server (sse-starlette) starts an event: the line-by-line path's shortcut.
+_SDK_HEAD: Final = b"event: message\r\ndata: "
 _JSON_SPACE: Final = b" \t\r\n"
 _new = tuple.__new__
 
@@ -81,8 +83,9 @@ class EventStreamParser:
     one stream and one thread.
     """
 
-    __slots__ = ("_after_cr", "_at_start", "_classify", "_closed", "_data", "_discarding",
-                 "_event", "_id", "_in_line", "_limit", "_line", "_retry", "_span")  # fmt: skip
+    __slots__ = ("_after_cr", "_at_start", "_classify", "_closed", "_data", "_data_prefix",
+                 "_discarding", "_event", "_id", "_in_line", "_limit", "_line", "_retry",
+                 "_span")  # fmt: skip
 
     def __init__(
         self,
@@ -100,6 +103,10 @@ class EventStreamParser:
         self._classify = classify
         self._line = bytearray()  # the unfinished line's bytes from earlier chunks
         self._data = bytearray()  # WHATWG's data buffer: each value and an LF
+        # Not 0: the unfinished line is a data line, whose value so far ends the data buffer
+        # (so a large value is copied once); its "data:" or "data: " took this many bytes,
+        # which buffered_bytes and the limit count as they count a pending line's.
+        self._data_prefix = 0
         # (start, end) of the event's only data value when it lies in the current chunk:
         # it reaches classify as one slice, never joined (see _dispatch).
         self._span: tuple[int, int] | None = None
@@ -123,7 +130,7 @@ class EventStreamParser:
     @property
     def buffered_bytes(self) -> int:
         """What the parser holds for the current event between chunks (data and line)."""
-        return len(self._data) + len(self._line)
+        return len(self._data) + len(self._line) + self._data_prefix
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> list[Event]:
         """The events this chunk completes; the unfinished one is kept for later."""
@@ -147,6 +154,7 @@ class EventStreamParser:
         self._closed = True
         self._line.clear()
         self._data.clear()
+        self._data_prefix = 0
         self._discarding = False
         return []
 
@@ -157,26 +165,52 @@ class EventStreamParser:
         if self._after_cr:
             self._after_cr = False
             start = 1 if data[:1] == b"\n" else 0
-        found = _LINE_END.search(data, start)
-        while found is not None:
-            end = found.start()
-            if self._discarding:
-                self._skip(end > start)
-            elif self._line:
-                self._line += memoryview(data)[start:end]
-                self._field(events, self._line, 0, len(self._line), False)
-                self._line.clear()
+        while True:
+            if self._data_prefix:  # a data line goes on from the last chunk
+                end = self._end_data_line(events, data, start)
+                if end == size:
+                    start = size
+                    break
             else:
-                self._field(events, data, start, end, True)
+                if start < size and data[start] == 0x65 and not self._discarding and not self._line:
+                    end = self._sdk_frame(events, data, start)
+                    if end >= 0:
+                        start = end
+                        continue
+                end = _line_end(data, start)
+                if end < 0:
+                    break
+                if self._discarding:
+                    self._skip(end > start)
+                elif self._line:
+                    self._line += memoryview(data)[start:end]
+                    self._field(events, self._line, 0, len(self._line), False)
+                    self._line.clear()
+                else:
+                    self._field(events, data, start, end, True)
             start = end + 1
             if data[end] == 0x0D:  # CR: an LF after it belongs to the same line end
                 if start == size:
                     self._after_cr = True
                 elif data[start] == 0x0A:
                     start += 1
-            found = _LINE_END.search(data, start)
         self._keep(events, data, start)
         return events
+
+    def _sdk_frame(self, events: list[Event], data: bytes, start: int) -> int:
+        """The event at ``start`` when the SDK's server wrote it (``event: message``, one data
+        line, a blank line, each ended with CRLF) and it lies whole in the chunk, with no data
+        held: dispatched as its three lines would be, and where the next line starts; -1 for
+        anything else, which the line-by-line path takes."""
+        if self._span is not None or self._data or not data.startswith(_SDK_HEAD, start):
+            return -1
+        value = start + len(_SDK_HEAD)
+        end = _line_end(data, value)
+        if end < 0 or not data.startswith(b"\r\n\r\n", end) or end - value > self._limit:
+            return -1
+        self._event = "message"
+        events.append(self._event_of(self._classify_data(data[value:end])))
+        return end + 4
 
     def _skip(self, has_bytes: bool) -> None:
         """A line of an over-long event ends; a blank one ends the event, undispatched."""
@@ -231,6 +265,29 @@ class EventStreamParser:
         self._data += memoryview(buf)[start:end]
         self._data.append(0x0A)
 
+    def _end_data_line(self, events: list[Event], data: bytes, start: int) -> int:
+        """The pending data line goes on at ``start``: its value joins the data buffer up to
+        the line's end, which is returned, or up to the chunk's end (then ``len(data)``). The
+        limit counts as ``_add_data`` counts a whole value and ``_keep`` a pending line."""
+        end = _line_end(data, start)
+        if end >= 0:  # the line ends here
+            self._data_prefix = 0
+            if len(self._data) + end - start > self._limit:
+                del self._data[self._limit :]
+                events.append(self._too_long(data, start, end))
+                return end
+            self._data += memoryview(data)[start:end]
+            self._data.append(0x0A)
+            return end
+        if len(data) - start > self._limit + len(DATA_PREFIX) - len(self._data) - self._data_prefix:
+            self._data_prefix = 0  # it goes on past the limit
+            del self._data[self._limit :]
+            events.append(self._too_long(data, start, len(data)))
+            self._in_line = True
+        else:
+            self._data += memoryview(data)[start:]
+        return len(data)
+
     def _flush_span(self, buf: bytes | bytearray) -> None:
         """The event's first data value leaves the chunk for the data buffer."""
         if self._span is not None:
@@ -251,10 +308,13 @@ class EventStreamParser:
         else:  # no data line: WHATWG dispatches nothing (the id is kept all the same)
             self._event = "message"
             return
-        # The opening brace is checked first: strip() builds a new object for every event.
-        message = self._classify(data) if data[:1] == b"{" or data.strip(_JSON_SPACE) else None
-        events.append(self._event_of(message))
+        events.append(self._event_of(self._classify_data(data)))
         self._event = "message"
+
+    def _classify_data(self, data: bytes) -> Any:
+        """classify(data), or None when the data holds only JSON whitespace."""
+        # The opening brace is checked first: strip() builds a new object for every event.
+        return self._classify(data) if data[:1] == b"{" or data.strip(_JSON_SPACE) else None
 
     def _event_of(self, message: Any) -> Event:
         """An event of ``message`` with the stream's state as it stands."""
@@ -266,6 +326,8 @@ class EventStreamParser:
         if self._discarding:
             self._in_line = self._in_line or start < len(data)
             return
+        if self._data_prefix:  # _end_data_line took the chunk
+            return
         room = self._limit + len(DATA_PREFIX) - len(self._data) - len(self._line)
         if len(data) - start > room:
             # Only up to the limit is kept, for the refusal's id; then the line goes.
@@ -273,6 +335,11 @@ class EventStreamParser:
             events.append(self._too_long(self._line, _data_value(self._line), len(self._line)))
             self._line.clear()
             self._in_line = True
+        elif not self._line and len(data) - start > 5 and data.startswith(b"data:", start):
+            # A data line begins: its value goes to the data buffer at once, not through the
+            # pending line (which would copy it there again when the line ends).
+            self._data_prefix = 6 if data[start + 5] == 0x20 else 5
+            self._data += memoryview(data)[start + self._data_prefix :]
         else:
             self._line += memoryview(data)[start:]
 
@@ -300,6 +367,12 @@ class EventStreamParser:
         else:
             message = Refused(id, error)
         return self._event_of(message)
+
+
+def _line_end(data: bytes, start: int) -> int:
+    """The offset of the next CR or LF from ``start`` on, or -1."""
+    found = _LINE_END.search(data, start)
+    return -1 if found is None else found.start()
 
 
 def _data_value(line: bytearray) -> int:
