@@ -424,7 +424,7 @@ cdef class EventStreamParser:
                                           self._span_end - self._span_start)
         elif self._data.size > _VIEW_BYTES:  # large: the buffer's own bytes, not a copy
             whole = _take(&self._data, self._data.size - 1)
-            message = self._classify_data(NULL, 0, whole)
+            message = None if _blank(whole, len(whole)) else self._classify_bytes(whole)
         elif self._data.size:
             try:
                 message = self._classify_data(self._data.bytes, self._data.size - 1)
@@ -448,22 +448,12 @@ cdef class EventStreamParser:
             PyObject_GC_UnTrack(<void*>event)
         return event
 
-    cdef object _classify_data(self, const char* data, Py_ssize_t size, bytes whole=None):
-        """classify(data), or None when the data holds only JSON whitespace; ``whole``: the
-        data as a bytes object already (``data`` and ``size`` are then ignored)."""
-        cdef Py_ssize_t position
-        if whole is not None:
-            data, size = whole, len(whole)
-        for position in range(size):
-            if data[position] not in b" \t\r\n":
-                break
-        else:
+    cdef object _classify_data(self, const char* data, Py_ssize_t size):
+        """classify(data), or None when the data holds only JSON whitespace."""
+        if _blank(data, size):
             return None
-        if whole is not None:
-            return _parse_decodable(whole) if self._parses else self._classify(whole)
         if size < _VIEW_BYTES or not self._parses:
-            data_bytes = PyBytes_FromStringAndSize(data, size)
-            return _parse_decodable(data_bytes) if self._parses else self._classify(data_bytes)
+            return self._classify_bytes(PyBytes_FromStringAndSize(data, size))
         # Large data is decoded where it lies (as _stream_c does for lines): the view is
         # released at once, so nothing can read the memory after this call.
         view = PyMemoryView_FromMemory(<char*>data, size, PyBUF_READ)
@@ -471,6 +461,10 @@ cdef class EventStreamParser:
             return _parse_decodable(view)
         finally:
             view.release()
+
+    cdef object _classify_bytes(self, bytes data):
+        """classify(data), parse through the core's C entry point."""
+        return _parse_decodable(data) if self._parses else self._classify(data)
 
     cdef int _keep(self, list events, const char* data, Py_ssize_t start,
                    Py_ssize_t size) except -1:
@@ -596,6 +590,15 @@ cdef bytes _take(Buffer* buffer, Py_ssize_t size):
     whole = <bytes>owner
     Py_XDECREF(owner)  # whole holds the one reference now
     return whole
+
+
+cdef bint _blank(const char* data, Py_ssize_t size) noexcept:
+    """Only JSON whitespace, or nothing: no message for classify (the twin's strip())."""
+    cdef Py_ssize_t position
+    for position in range(size):
+        if data[position] not in b" \t\r\n":
+            return False
+    return True
 
 
 cdef Py_ssize_t _data_value(const char* line, Py_ssize_t size) noexcept:
