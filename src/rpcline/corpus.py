@@ -4,7 +4,9 @@ The shapes and sizes model recorded MCP sessions: requests with ``_meta`` blocks
 small results and notifications (median about 160 bytes, tens of bytes to about 5 KB),
 medium tool lists and documents, a rare tail of 64 KiB to 1 MiB tool results, and about 3%
 of lines a peer must refuse (log output, broken JSON, rule violations). The content itself
-is made up here.
+is made up here. The large results are binary data or text in one of ``TEXT_STYLES``
+(prose, escaped, CJK, emoji, embedded JSON: the texts that cost a JSON scanner the most);
+``long_results(style, count)`` gives that tail in one style, for measuring each alone.
 
 Two eras share the stream, as at a gateway that serves both: 2025-06-18 conversations open
 with ``initialize``; 2026-07-28 (stateless) ones with ``server/discover``, carry the
