@@ -82,7 +82,7 @@ def check_wheel(path: Path, sources: dict[str, list[PurePosixPath]]) -> list[str
         ):
             compiled[stem].append(name)
             if name in debug:
-                problems.append(f"{name}: carries debug info (build with CFLAGS=-g0)")
+                problems.append(f"{name}: carries debug info (setup.py's release flags carry -g0)")
             continue
         kind = "a build leftover" if name.endswith(LEFTOVER_SUFFIXES) else "unexpected"
         problems.append(f"{name}: {kind}")

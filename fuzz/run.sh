@@ -50,7 +50,9 @@ VENV=${VENV:-$WORK/venv}
 if command -v clang >/dev/null 2>&1; then
     FLAGS="-fsanitize=fuzzer-no-link -g"
     [ "$ASAN" = 1 ] && FLAGS="-fsanitize=address,fuzzer-no-link -g -fno-omit-frame-pointer"
-    BUILD_ENV=(CC=clang CXX=clang++ "LDSHARED=clang -shared" "CFLAGS=$FLAGS")
+    # RPCLINE_DEBUG_BUILD: setup.py's release flags (-O3 -g0) would come after these and drop
+    # the debug info sanitizer reports need; the debug build adds assertions and bounds checks.
+    BUILD_ENV=(CC=clang CXX=clang++ "LDSHARED=clang -shared" "CFLAGS=$FLAGS" RPCLINE_DEBUG_BUILD=1)
 else
     echo "fuzz: clang not found: gcc build, no coverage from the Cython core" >&2
     [ "$ASAN" = 1 ] && { echo "fuzz: --asan needs clang" >&2; exit 1; }

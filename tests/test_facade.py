@@ -78,6 +78,18 @@ def test_c_extension_is_loaded():
         assert getattr(rpcline, name) is getattr(_message_c, name), name
 
 
+@pytest.mark.c_extension
+def test_c_extension_was_compiled_with_optimisation():
+    # A CFLAGS in the build's environment once replaced Python's -O3 and shipped an -O0
+    # wheel (route 26x slower); cibuildwheel runs this against every wheel it builds. Only
+    # the debug build (RPCLINE_DEBUG_BUILD, set for its tests too) is meant to be -O0; MSVC
+    # does not say (None).
+    from rpcline import _scan_c
+
+    expected = not os.environ.get("RPCLINE_DEBUG_BUILD")
+    assert _scan_c.OPTIMIZED in (expected, None)
+
+
 @pytest.mark.skipif(
     not os.environ.get("RPCLINE_NO_EXTENSIONS"), reason="RPCLINE_NO_EXTENSIONS is not set"
 )

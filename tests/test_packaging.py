@@ -108,6 +108,12 @@ def test_release_builds_use_the_build_constraints():
         assert {"cython", "setuptools"} <= pins.keys()
 
 
+def test_release_builds_leave_cflags_to_setup_py():
+    # CFLAGS in the environment replaces Python's own flags (its -O3 among them) on Linux
+    # and macOS: setup.py gives the release flags instead, so no release build may set it.
+    assert "CFLAGS" not in config()["tool"]["cibuildwheel"]["environment"]
+
+
 def test_cython_modules_do_not_claim_free_threading():
     # README, Installation: orjson has no free-threaded build, and StreamParser keeps
     # unsynchronised per-instance state, so neither module may declare itself compatible.

@@ -20,6 +20,15 @@ static inline uint64_t rpcline_load64(const unsigned char *p) {
 #endif
     return w;
 }
+/* Whether the compiler optimised this build, for benchmarks and CI to refuse to measure
+   one that it did not: GCC and clang say so with __OPTIMIZE__; MSVC does not say (-1). */
+#if defined(__OPTIMIZE__)
+#define RPCLINE_OPTIMIZED 1
+#elif defined(__GNUC__) || defined(__clang__)
+#define RPCLINE_OPTIMIZED 0
+#else
+#define RPCLINE_OPTIMIZED (-1)
+#endif
 /* Compile-time constants (module-level cdef variables would be loaded from memory). */
 #define RPCLINE_ONES 0x0101010101010101ULL
 #define RPCLINE_HIGHS 0x8080808080808080ULL

@@ -52,6 +52,7 @@ cdef extern from "_scan.h":
     const uint64_t SPACES "RPCLINE_SPACES"
     const uint64_t WHITESPACE "RPCLINE_WHITESPACE"
     const bint SIMD "RPCLINE_SIMD"
+    const int _OPTIMIZED "RPCLINE_OPTIMIZED"
     unsigned int _special16 "rpcline_special16"(const unsigned char*) noexcept nogil
     int _utf8_block "rpcline_utf8_block"(const unsigned char*) noexcept nogil
     const unsigned char* _plain_blocks "rpcline_plain_blocks"(
@@ -88,6 +89,10 @@ def simd_path() -> str:
     """The block scan of long strings in use."""
     return next(name for name, path in _PATHS.items() if path == _long_path)
 
+
+# True when the compiler optimised this build (False: a debug or mis-flagged build that no
+# benchmark should measure; None: the compiler does not say, MSVC).
+OPTIMIZED = None if _OPTIMIZED < 0 else bool(_OPTIMIZED)
 
 use_simd_path(SIMD_PATHS[len(SIMD_PATHS) - 1])  # the fastest (no wraparound here)
 assert MAX_DEPTH == _MAX_DEPTH and INNER_NAME_BYTES == _INNER_NAME_BYTES
