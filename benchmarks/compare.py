@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rpcline._build_info import describe
+
 from contenders import (
     BASELINE,
     CONTENDERS,
@@ -153,6 +155,7 @@ def print_table(report: dict[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
+    print(f"measuring {describe()}")
     if args.callgrind and valgrind_missing():
         return 0
     groups = workloads(
@@ -170,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         "corpus": str(args.file or "generated corpus (rpcline.corpus defaults)"),
         "python": sys.version.split()[0],
         "machine": platform.machine(),
+        "build": describe(),
         "groups": results,
     }
     print_table(report)

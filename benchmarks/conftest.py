@@ -28,6 +28,12 @@ from contenders import (
 RESULTS = pytest.StashKey[dict[str, dict[str, float]]]()  # group -> contender -> ns/message
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    from rpcline._build_info import describe
+
+    return f"measuring {describe()}"
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--corpus", help="benchmark this .jsonl file (default: the generated corpus)")
 
@@ -70,7 +76,9 @@ def record(
     benchmark.extra_info.update(messages=len(lines), bytes=size)
 
     def done() -> None:
-        if benchmark.stats is None:  # --benchmark-disable
+        # None with --benchmark-disable; absent under pytest-codspeed (--codspeed), whose
+        # fixture measures and reports by itself.
+        if getattr(benchmark, "stats", None) is None:
             return
         ns = benchmark.stats.stats.median * 1e9 / len(lines)
         benchmark.extra_info.update({"ns/message": ns, "MB/s": size / len(lines) / ns * 1e3})

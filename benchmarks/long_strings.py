@@ -21,6 +21,7 @@ from collections.abc import Callable
 import orjson
 
 from rpcline import _route_c, _scan_c
+from rpcline._build_info import describe
 from rpcline.corpus import styled_text
 
 def contenders() -> dict[str, Callable[[bytes], object]]:
@@ -55,6 +56,7 @@ def main() -> None:
     arguments.add_argument("--size", type=int, default=256 * 1024)
     arguments.add_argument("--rounds", type=int, default=41)
     options = arguments.parse_args()
+    print(f"measuring {describe()}")
     rng = random.Random(2)
     parsers = contenders()
     names = list(parsers)

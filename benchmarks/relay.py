@@ -31,9 +31,13 @@ import threading
 import time
 from pathlib import Path
 
+from rpcline._build_info import describe, verdict
+
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
-ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+# The relays run the rpcline this interpreter imports (the installed package, or src/ when
+# PYTHONPATH says so): main() prints which build that is, and judges no target on the twin.
+ENV = dict(os.environ)
 
 SERVER = r'''
 import sys
@@ -178,6 +182,7 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=300, help="sequential SDK calls a round")
     parser.add_argument("--relays", nargs="+", choices=list(RELAYS), default=list(RELAYS))
     args = parser.parse_args()
+    print(f"measuring {describe()}")
     cpu: dict[str, list[float]] = {name: [] for name in args.relays}
     wall: dict[str, list[float]] = {name: [] for name in args.relays}
     for round in range(args.rounds):
@@ -211,7 +216,7 @@ def main() -> int:
     if cpu.get("rpcline proxy") and cpu.get("naive asyncio relay"):
         ratio = statistics.median(cpu["rpcline proxy"]) / statistics.median(cpu["naive asyncio relay"])
         print(f"  target: rpcline proxy CPU <= 0.30x the naive relay's: {ratio:.2f}x "
-              f"{'met' if ratio <= 0.30 else 'NOT met'}")
+              f"{verdict(ratio <= 0.30)}")
     try:
         import mcp  # noqa: F401
     except ImportError:
@@ -236,7 +241,7 @@ def main() -> int:
           f"{statistics.median(proxied):.0f}/s; the proxy's own CPU "
           f"{statistics.median(proxy_cpu):.0f} us a call")
     print(f"  pair ratios {ratios[0]:.2f}x to {ratios[-1]:.2f}x; target: >= 0.95x direct: "
-          f"median {ratio:.2f}x {'met' if ratio >= 0.95 else 'NOT met'}")
+          f"median {ratio:.2f}x {verdict(ratio >= 0.95)}")
     return 0
 
 

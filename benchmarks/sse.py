@@ -50,6 +50,7 @@ from compare import count_instructions, valgrind_missing
 from contenders import load_corpus
 
 import rpcline._sse_py as sse_py
+from rpcline._build_info import describe, verdict
 
 DEFAULT_FILE = Path(__file__).parent / "data" / "sdk-session.server.jsonl"
 LOOP = "orjson.loads loop"
@@ -176,15 +177,14 @@ def report(per_message: dict[str, float], ratios: dict[str, float], unit: str) -
     for name, figure in per_message.items():
         note = ""
         if name in targets:
-            met = "met" if ratios[name] <= targets[name] else "MISSED"
-            note = f"  target at most {targets[name]:.2f}x: {met}"
+            note = f"  target at most {targets[name]:.2f}x: {verdict(ratios[name] <= targets[name])}"
         print(f"  {name:<28} {figure:8.0f} {unit}  {ratios[name]:.3f}x{note}")
     httpx = ratios.get("httpx-sse + json.loads")
     for name in ("EventStreamParser", "EventStreamParser(route)"):
         if httpx is not None and name in ratios:
             speedup = httpx / ratios[name]
             print(f"  {name} vs httpx-sse + json.loads: {speedup:.1f}x faster  target at "
-                  f"least 10x: {'met' if speedup >= 10 else 'MISSED'}")
+                  f"least 10x: {verdict(speedup >= 10)}")
 
 
 # Words of the large results' text: plain ASCII, nothing JSON escapes.
@@ -265,9 +265,8 @@ def large(count: int, size: int, rounds: int, chunk: int) -> None:
         note = ""
         if name in copies:
             framing = statistics.median(copies[name])
-            met = "met" if framing <= 1 else "MISSED"
             note = (f"  framing {framing:5.2f} copies over {FRAMED[name]}: target at most 1: "
-                    f"{met}")
+                    f"{verdict(framing <= 1)}")
         print(f"  {name:<28} {figure:6.2f} GB/s  {figure / reference:5.2f}x memory speed{note}")
 
 
@@ -310,6 +309,8 @@ def main() -> int:
     parser.add_argument("--events", type=int, default=8, help="--large: how many events")
     parser.add_argument("--size", type=int, default=1024 * 1024, help="--large: bytes each")
     args = parser.parse_args()
+    if not args.child:
+        print(f"measuring {describe()}")
     if args.large:
         large(args.events, args.size, args.rounds, args.chunk)
     elif args.child:

@@ -23,6 +23,7 @@ from compare import count_instructions, valgrind_missing
 from contenders import BASELINE, load_corpus
 
 import rpcline._stream_py as stream_py
+from rpcline._build_info import describe
 
 CHUNK = 64 * 1024
 LOOP = f"{BASELINE} loop"
@@ -137,6 +138,8 @@ def main() -> int:
     parser.add_argument("--passes", type=int, nargs=2, default=[1, 4])
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if not args.child:
+        print(f"measuring {describe()}")
     if args.child:
         name, path, passes = args.child
         child(name, path, int(passes))
