@@ -4,6 +4,7 @@ stdout, duplicate ids, floods of requests, servers that ignore SIGTERM (issue 24
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import signal
 import subprocess
@@ -112,6 +113,19 @@ def test_server_requests_past_max_pending_are_answered_to_the_server(tmp_path):
     assert asked == ["s1", "s2"]
     (answer,) = map(orjson.loads, log.read_bytes().splitlines())
     assert answer["id"] == "s3" and answer["error"]["message"] == "Too many pending requests"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="ru_maxrss")
+def test_one_long_answer_costs_the_proxy_at_most_twice_its_size():
+    # The line, and the pipe transport's copy of what the pipe has not taken: joining the
+    # line with its LF first made a third copy (3.0x).
+    path = HERE.parent / "benchmarks" / "relay_memory.py"
+    spec = importlib.util.spec_from_file_location("relay_memory", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    size = 40 * bench.MB
+    assert bench.peak(size) - bench.peak(0) <= 2.25 * size
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
