@@ -15,9 +15,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
 MB = 1_000_000
 
 # The proxy, its peak RSS in bytes on stderr's last line.

@@ -10,10 +10,13 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import orjson
 import pytest
 from test_proxy import HERE, R, TIMEOUT, proxy_command, replies, run_proxy
+
+import rpcline
 
 
 def request(id: bytes) -> bytes:
@@ -172,11 +175,12 @@ def test_relay_stdio_and_types_import_downwards():
             "assert 'rpcline.proxy' not in sys.modules, 'a lower module imports proxy'")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=TIMEOUT)
     assert done.returncode == 0, done.stderr
-    source = (HERE.parent / "src" / "rpcline" / "_proxy_types.py").read_text()
+    package = Path(rpcline.__file__).parent  # src/rpcline, or the installed wheel's
+    source = (package / "_proxy_types.py").read_text()
     imported = [n for n in ast.walk(ast.parse(source))
                 if isinstance(n, ast.ImportFrom | ast.Import)]
     names = [getattr(n, "module", None) or n.names[0].name for n in imported]
     assert not [name for name in names if name.startswith("rpcline")], names
     for module in ("_relay.py", "_stdio.py"):
-        text = (HERE.parent / "src" / "rpcline" / module).read_text()
+        text = (package / module).read_text()
         assert "rpcline.proxy" not in text.replace("``rpcline.proxy``", "")
