@@ -19,22 +19,16 @@ import signal
 from collections.abc import Callable
 from typing import IO, Any, Final
 
-import orjson
-
 import rpcline
-from rpcline._message_py import BAD_ID
-from rpcline._pending import Pending, request_id
+from rpcline._pending import Pending
 from rpcline._proxy_types import READ_BYTES, Attachable, Reader, Summary, Unbuffered, Writer
+from rpcline._relay_lines import (CANCELLED, cancelled_id, claims_answer, failure,
+                                  is_null_id_error, shape, write_lines)
 
-CONNECTION_CLOSED: Final = -32000  # the code the MCP SDKs use for a closed connection
 # After the server exits, how long its stdout may stay open and silent: a grandchild that
 # inherited it must not keep the callers waiting. What the server wrote before it exited is
 # in the pipe already and is read within a loop iteration or two.
 EXIT_GRACE: Final = 0.5
-CANCELLED: Final = "notifications/cancelled"
-# A line longer than this is written on its own, its LF after it, not joined with others:
-# a join would be one more copy of it in memory (the transport's buffer holds another).
-JOIN_BYTES: Final = 64 * 1024
 
 
 def record_paths(prefix: str) -> tuple[str, str]:
@@ -65,85 +59,6 @@ class _Recorder:
         for file in (self.client, self.server):
             if file is not None:
                 file.close()
-
-
-def _failure(id: rpcline.RequestId, message: str, cause: str) -> bytes:
-    """The -32000 error line (no LF) that answers a request nobody else will answer."""
-    return orjson.dumps({"jsonrpc": "2.0", "id": id, "error": {
-        "code": CONNECTION_CLOSED, "message": message, "data": cause}})
-
-
-def _write_lines(write: Callable[[bytes], Any], lines: list[bytes]) -> None:
-    """Write the lines, each with its LF: short ones joined into one write, long ones alone."""
-    batch: list[bytes] = []
-    for line in lines:
-        if len(line) <= JOIN_BYTES:
-            batch.append(line)
-            continue
-        if batch:
-            write(_joined(batch))
-            batch = []
-        write(line)
-        write(b"\n")
-    if batch:
-        write(_joined(batch))
-
-
-def _joined(lines: list[bytes]) -> bytes:
-    lines.append(b"")
-    return b"\n".join(lines)
-
-
-def _shape(r: rpcline.Route) -> str:
-    """What a refused line looks like: ``"response"``, ``"request"`` or ``"unknown"``."""
-    if r.line is None:
-        return "unknown"  # an over-long line: only its id was read
-    if r.method_span is None and (r.result_span is not None or r.error_span is not None):
-        return "response"
-    return "request"
-
-
-def _claims_answer(r: rpcline.Route, pending: Pending) -> bool:
-    """Whether a refused line is the answer to a pending request, one that cannot be delivered.
-
-    It names a pending id and is over-long (only its id was read), or shaped like a
-    response and meant as JSON-RPC (it says ``"jsonrpc"``, whatever the version). A line
-    with no ``"jsonrpc"`` at all, such as ``{"id":1,"error":"disk 91% full"}``, is no
-    JSON-RPC message (a log record on stdout, say): failing the call for it would give
-    the caller two answers when the real one comes.
-    """
-    if r.id not in pending:
-        return False
-    if r.line is None:
-        return True
-    line = r.line if type(r.line) is bytes else str(r.line).encode()
-    return _shape(r) == "response" and b'"jsonrpc"' in line
-
-
-def _is_null_id_error(r: rpcline.Route) -> bool:
-    """A server's answer to an unreadable request: ``"id": null`` and an ``error``."""
-    if r.id_span is None or r.error_span is None or r.method_span is not None:
-        return False
-    if r.result_span is not None or r.error is None or r.error.reason != BAD_ID:
-        return False
-    line = r.line if type(r.line) is bytes else str(r.line).encode()
-    start, end = r.id_span
-    return line[start:end] == b"null"
-
-
-def _cancelled_id(r: rpcline.Route) -> Any:
-    """The request a ``notifications/cancelled`` names (an exact int or str), or None.
-
-    The SDKs never answer a request once it is cancelled, so the relay must stop waiting
-    for it. Rare, so decoding the whole line costs nothing that matters.
-    """
-    if type(r.line) is not bytes:
-        return None
-    with contextlib.suppress(orjson.JSONDecodeError):
-        params = orjson.loads(r.line).get("params")
-        if type(params) is dict:
-            return request_id(params.get("requestId"))
-    return None
 
 
 def _congested(writer: Writer) -> bool:
@@ -291,7 +206,7 @@ class _Session:
             kind = r.kind
             if kind == "request":
                 if self.server_gone is not None:
-                    answers.append(_failure(r.id, "Connection closed", self.server_gone))
+                    answers.append(failure(r.id, "Connection closed", self.server_gone))
                     self.summary.failed += 1
                     continue
                 if not self.client_pending.add(r.id):
@@ -305,10 +220,10 @@ class _Session:
                 self._client_refused(r, answers, forward)
                 continue
             elif r.method == CANCELLED:
-                self._answered(_cancelled_id(r))  # the server will not answer it now
+                self._answered(cancelled_id(r))  # the server will not answer it now
             forward.append(r.line)
         if forward and self.server_gone is None and self.server_in is not None:
-            _write_lines(self.server_in.write, forward)
+            write_lines(self.server_in.write, forward)
         if answers:
             self._to_client(answers)
             if self.client_draining is not None:  # our own answers congest it: wait
@@ -333,14 +248,14 @@ class _Session:
         self.summary.client_refused += 1
         error = r.error
         assert error is not None
-        if r.id is not None and _claims_answer(r, self.server_pending):  # a server request's
+        if r.id is not None and claims_answer(r, self.server_pending):  # a server request's
             self.log(f"client sent a refused answer to {r.id!r} ({error.reason}); failed it")
             self.server_pending.answered(r.id)
-            forward.append(_failure(r.id, "Invalid response from the client",
+            forward.append(failure(r.id, "Invalid response from the client",
                                     f"the client's answer was refused: {error.reason}"))
             self.summary.failed += 1
             return
-        if _shape(r) == "response":
+        if shape(r) == "response":
             self.log(f"client sent a refused response ({error.reason}); not answered")
             return
         self.log(f"client sent a refused line ({error.reason}); answered")
@@ -375,27 +290,27 @@ class _Session:
                 self._server_refused(r, forward)
                 continue
             elif r.method == CANCELLED:
-                self.server_pending.answered(_cancelled_id(r))
+                self.server_pending.answered(cancelled_id(r))
             forward.append(r.line)
         if forward:
             self._to_client(forward)
 
     def _server_refused(self, r: rpcline.Route, forward: list[bytes]) -> None:
-        if _is_null_id_error(r):
+        if is_null_id_error(r):
             assert type(r.line) is bytes
             forward.append(r.line)  # JSON-RPC 2.0 §5: the client's line was unreadable
             return
         self.summary.server_refused += 1
         error = r.error
         assert error is not None
-        shape = _shape(r)
-        if r.id is not None and _claims_answer(r, self.client_pending):
+        form = shape(r)
+        if r.id is not None and claims_answer(r, self.client_pending):
             self.log(f"server sent a refused answer to {r.id!r} ({error.reason}); failed it")
             self._answered(r.id)
-            forward.append(_failure(r.id, "Invalid response from the server",
+            forward.append(failure(r.id, "Invalid response from the server",
                                     f"the server's answer was refused: {error.reason}"))
             self.summary.failed += 1
-        elif shape != "response" and r.id is not None:
+        elif form != "response" and r.id is not None:
             # A request the client would refuse: answered here, so the server does not wait.
             self.log(f"server sent a refused request ({error.reason}); answered")
             self._to_server(rpcline.error_response(rpcline.Refused(r.id, error)))
@@ -410,7 +325,7 @@ class _Session:
         """The answer to a request past the pending limit: it is not forwarded."""
         limit = self.client_pending.limit
         self.log(f"more than {limit} requests pending; {id!r} answered with an error")
-        return _failure(id, "Too many pending requests",
+        return failure(id, "Too many pending requests",
                         f"the proxy holds {limit} requests without an answer (max_pending)")
 
     def _to_server(self, line: bytes) -> None:
@@ -423,7 +338,7 @@ class _Session:
         if self.client_gone:
             return
         try:
-            _write_lines(self.client_out.write, lines)
+            write_lines(self.client_out.write, lines)
         except (ConnectionError, OSError):
             self.client_gone = True
             return
@@ -455,7 +370,7 @@ class _Session:
         self.answered_all.set()
         if pending:
             self.summary.failed += len(pending)
-            self._to_client([_failure(id, "Connection closed", cause) for id in pending])
+            self._to_client([failure(id, "Connection closed", cause) for id in pending])
         self.server_silent.set_result(None)
 
     def server_exited(self) -> None:
