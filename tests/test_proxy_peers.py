@@ -70,6 +70,23 @@ def test_a_server_log_line_with_a_pending_id_is_no_answer():
     assert b"not forwarded" in done.stderr
 
 
+def test_a_client_log_line_is_no_answer_to_a_server_request_and_a_bad_answer_is(tmp_path):
+    log = tmp_path / "received"
+    env = {**os.environ, "PEER_LOG": str(log)}
+    with subprocess.Popen(proxy_command(mode="ask"), env=env, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proxy:
+        assert proxy.stdin is not None and proxy.stdout is not None
+        assert orjson.loads(proxy.stdout.readline())["id"] == "s1"
+        proxy.stdin.write(b'{"id":"s1","result":"disk 91% full"}\n'  # no jsonrpc: a log line
+                          b'{"jsonrpc":"1.0","id":"s1","result":{}}\n')  # the answer, refused
+        proxy.stdin.close()
+        assert proxy.wait(TIMEOUT) == 0
+    s2, s1 = map(orjson.loads, log.read_bytes().splitlines())  # s2: a refused request
+    assert s2["id"] == "s2" and s1["id"] == "s1"
+    assert s1["error"]["message"] == "Invalid response from the client"
+    assert "jsonrpc" in s1["error"]["data"]
+
+
 def test_duplicate_ids_in_flight_each_get_their_failure():
     done = run_proxy(request(b"7") + request(b"7") + request(b"8"), mode="die-after", arg="3")
     assert sorted(r["id"] for r in replies(done)) == [7, 7, 8]
