@@ -17,12 +17,19 @@ tests can check what reached the server byte for byte. Modes:
 - ``orphan PIDFILE``: reads one line, starts a child that keeps this server's stdout open
   for two minutes (its pid in PIDFILE), and exits with status 4 without answering.
 - ``pgrp``: says ``pgrp=N`` (its process group) on stderr, then answers as ``answer``.
+- ``noisy``: before each answer, prints ``{"id":ID,"error":"disk 91% full"}`` (no
+  ``jsonrpc``: a log record, not an answer).
+- ``odd-cancel``: sends the client a request ``"s1"``, then, before each answer, a
+  ``notifications/cancelled`` whose ``requestId`` is an array, an object, ``1.0``, ``true``.
+- ``ask-3``: sends the client requests ``"s1"``, ``"s2"``, ``"s3"``, then reads to EOF.
+- ``stubborn``: ignores SIGTERM (says so on stderr), reads to EOF, then sleeps until killed.
 """
 
 from __future__ import annotations
 
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -115,6 +122,29 @@ def main(mode: str, arg: str | None) -> None:
         with open(arg or os.devnull, "w") as pidfile:
             pidfile.write(str(child.pid))
         sys.exit(4)
+    elif mode == "noisy":
+        for count, line in enumerate(lines(), 1):
+            if (id := raw_id(line)) is not None:
+                send(b'{"id":' + id + b',"error":"disk 91% full"}')
+            answer(line, count)
+    elif mode == "odd-cancel":
+        send(b'{"jsonrpc":"2.0","id":"s1","method":"roots/list"}')
+        for count, line in enumerate(lines(), 1):
+            for odd in (b"[1]", b'{"a":1}', b"1.0", b"true"):
+                send(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":'
+                     b'{"requestId":' + odd + b"}}")
+            answer(line, count)
+    elif mode == "ask-3":
+        send(b"\n".join(b'{"jsonrpc":"2.0","id":"%s","method":"roots/list"}' % id
+                        for id in (b"s1", b"s2", b"s3")))  # one write: one chunk, at once
+        for _ in lines():
+            pass
+    elif mode == "stubborn":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        print("ignoring SIGTERM", file=sys.stderr, flush=True)
+        for _ in lines():
+            pass
+        time.sleep(3600)
     else:
         sys.exit(f"unknown mode {mode}")
 

@@ -134,13 +134,14 @@ def test_a_cancelled_request_is_not_waited_for_nor_failed():
     done = run_proxy(session, "--drain-timeout", "1", mode="deaf")
     (reply,) = replies(done)  # "7" was cancelled (and the SDKs never answer it); 7 was not
     assert reply["id"] == 7 and reply["error"]["code"] == -32000
-    assert b"1 pending requests failed" in done.stderr
+    assert b"1 pending request failed" in done.stderr
 
 
 def test_a_refused_answer_fails_its_request():
     done = run_proxy(R + b'"id":4,"method":"m"}\n', mode="bad-answer")
     (reply,) = replies(done)
     assert reply["id"] == 4 and reply["error"]["code"] == -32000
+    assert reply["error"]["message"] == "Invalid response from the server"  # not "closed"
     assert "answer was refused" in reply["error"]["data"]
 
 
@@ -149,6 +150,7 @@ def test_an_over_long_server_answer_fails_its_request():
                      mode="huge-answer", arg="5000")
     (reply,) = replies(done)
     assert reply["id"] == "big" and reply["error"]["code"] == -32000
+    assert reply["error"]["message"] == "Invalid response from the server"
     assert "line exceeds 1000 bytes" in reply["error"]["data"]
 
 
@@ -300,7 +302,7 @@ def test_the_summary_counts_each_way():
     done = run_proxy(session)
     summary = done.stderr.decode().splitlines()[-1]
     assert summary == ("rpcline proxy: client to server 2 lines (1 refused, 1 answered), "
-                       "server to client 1 lines (0 refused), 0 pending requests failed, "
+                       "server to client 1 line (0 refused), 0 pending requests failed, "
                        "server exit status 0")
 
 

@@ -6,6 +6,7 @@ import asyncio
 import io
 import os
 import threading
+import time
 
 import pytest
 
@@ -35,6 +36,26 @@ def test_read_messages_yields_a_line_as_soon_as_it_arrives():
         assert next(messages) == rpcline.parse(REQUEST)  # does not wait for 64 KiB or EOF
         writer.close()
         assert list(messages) == []
+
+
+@pytest.mark.parametrize("buffering", [0, -1])
+def test_read_messages_waits_on_a_non_blocking_pipe(buffering):
+    # Nothing waiting is not the end: the lines written later are read too.
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+
+    def write_slowly() -> None:
+        for _ in range(3):
+            time.sleep(0.05)
+            os.write(write_end, REQUEST + b"\n")
+        os.close(write_end)
+
+    writer = threading.Thread(target=write_slowly)
+    writer.start()
+    with open(read_end, "rb", buffering=buffering) as reader:
+        results = list(rpcline.read_messages(reader))
+    writer.join()
+    assert results == [rpcline.parse(REQUEST)] * 3
 
 
 def test_read_messages_passes_the_limit_on():

@@ -7,6 +7,8 @@ reading fixed-size chunks into a ``StreamParser`` keeps memory bounded by the li
 from __future__ import annotations
 
 import io
+import os
+import select
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, Final
 
@@ -29,7 +31,8 @@ def read_messages(
     """Yield every message of a binary stream (``sys.stdin.buffer``, a pipe, a socket file).
 
     A line is yielded as soon as its LF arrives (``read1`` returns what is available
-    instead of waiting for a full chunk); the last line needs no LF. Bad arguments (a
+    instead of waiting for a full chunk); the last line needs no LF. A non-blocking file
+    is waited on when it has nothing to read, not taken for ended. Bad arguments (a
     text-mode file, a chunk size below 1, a bad limit) raise here, not at the first read.
     """
     check_arguments("read_messages", file, chunk_bytes)
@@ -39,11 +42,35 @@ def read_messages(
 
 def _messages(file: BinaryIO, parser: Any, chunk_bytes: int) -> Iterator[Incoming]:
     read: Callable[[int], Any] = getattr(file, "read1", file.read)
-    while chunk := read(chunk_bytes):
+    while chunk := _read(file, read, chunk_bytes):
         if isinstance(chunk, str):  # a text stream that is no io.TextIOBase
             raise TypeError(text_stream("read_messages", file))
         yield from parser.feed(chunk)
     yield from parser.close()
+
+
+def _read(file: BinaryIO, read: Callable[[int], Any], size: int) -> Any:
+    """One chunk, empty only at the end of the file.
+
+    A non-blocking file with nothing waiting gives None (raw) or b"" (buffered), as if it
+    had ended: wait until it is readable and read again. Readable with nothing to read is
+    the end.
+    """
+    chunk = read(size)
+    if chunk or not _non_blocking(file):
+        return chunk
+    while True:
+        select.select([file], [], [])
+        chunk = read(size)
+        if chunk is not None:
+            return chunk
+
+
+def _non_blocking(file: object) -> bool:
+    try:
+        return not os.get_blocking(file.fileno())  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):  # no descriptor: io.BytesIO, say
+        return False
 
 
 def check_arguments(function: str, file: object, chunk_bytes: object, then: str = "") -> None:

@@ -15,25 +15,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 from collections.abc import Callable
-from typing import IO, TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
-
-import orjson
+from typing import IO, Any, Final
 
 import rpcline
-from rpcline._message_py import BAD_ID
+from rpcline._pending import Pending
+from rpcline._proxy_types import READ_BYTES, Attachable, Reader, Summary, Unbuffered, Writer
+from rpcline._relay_lines import (CANCELLED, cancelled_id, claims_answer, failure,
+                                  is_null_id_error, shape, write_lines)
 
-if TYPE_CHECKING:
-    from rpcline.proxy import Reader, Summary, Writer
-
-READ_BYTES: Final = 64 * 1024
-CONNECTION_CLOSED: Final = -32000  # the code the MCP SDKs use for a closed connection
-KILL_AFTER: Final = 2.0  # seconds between SIGTERM and SIGKILL for a child that stays
 # After the server exits, how long its stdout may stay open and silent: a grandchild that
 # inherited it must not keep the callers waiting. What the server wrote before it exited is
 # in the pipe already and is read within a loop iteration or two.
 EXIT_GRACE: Final = 0.5
-CANCELLED: Final = "notifications/cancelled"
+
+
+def record_paths(prefix: str) -> tuple[str, str]:
+    """The ``--record`` files of ``prefix``: the client's bytes, the server's."""
+    return f"{prefix}.client.jsonl", f"{prefix}.server.jsonl"
 
 
 class _Recorder:
@@ -46,8 +46,13 @@ class _Recorder:
 
     def __enter__(self) -> _Recorder:
         if self.prefix is not None:
-            self.client = open(f"{self.prefix}.client.jsonl", "wb")
-            self.server = open(f"{self.prefix}.server.jsonl", "wb")
+            client, server = record_paths(self.prefix)
+            self.client = open(client, "wb")  # an OSError names the path (its filename)
+            try:
+                self.server = open(server, "wb")
+            except OSError:
+                self.client.close()
+                raise
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -56,80 +61,13 @@ class _Recorder:
                 file.close()
 
 
-def _connection_closed(id: rpcline.RequestId, cause: str) -> bytes:
-    """The error line (no LF) that answers a request nobody else will answer."""
-    return orjson.dumps({"jsonrpc": "2.0", "id": id, "error": {
-        "code": CONNECTION_CLOSED, "message": "Connection closed", "data": cause}})
-
-
-def _lines(lines: list[bytes]) -> bytes:
-    """The lines, each with its LF, in one write."""
-    lines.append(b"")
-    return b"\n".join(lines)
-
-
-def _shape(r: rpcline.Route) -> str:
-    """What a refused line looks like: ``"response"``, ``"request"`` or ``"unknown"``."""
-    if r.line is None:
-        return "unknown"  # an over-long line: only its id was read
-    if r.method_span is None and (r.result_span is not None or r.error_span is not None):
-        return "response"
-    return "request"
-
-
-def _is_null_id_error(r: rpcline.Route) -> bool:
-    """A server's answer to an unreadable request: ``"id": null`` and an ``error``."""
-    if r.id_span is None or r.error_span is None or r.method_span is not None:
-        return False
-    if r.result_span is not None or r.error is None or r.error.reason != BAD_ID:
-        return False
-    line = r.line if type(r.line) is bytes else str(r.line).encode()
-    start, end = r.id_span
-    return line[start:end] == b"null"
-
-
-def _cancelled_id(r: rpcline.Route) -> Any:
-    """The ``requestId`` a ``notifications/cancelled`` names, or None.
-
-    The SDKs never answer a request once it is cancelled, so the relay must stop waiting
-    for it. Rare, so decoding the whole line costs nothing that matters.
-    """
-    if type(r.line) is not bytes:
-        return None
-    with contextlib.suppress(orjson.JSONDecodeError):
-        params = orjson.loads(r.line).get("params")
-        if type(params) is dict:
-            return params.get("requestId")
-    return None
-
-
 def _congested(writer: Writer) -> bool:
     """Whether the client's writer holds more than it should before it drains."""
     transport = getattr(writer, "transport", None)
     if transport is None:
-        return not isinstance(writer, _Unbuffered)  # an unknown writer: always drain
+        return not isinstance(writer, Unbuffered)  # an unknown writer: always drain
     high = transport.get_write_buffer_limits()[1]
     return bool(transport.get_write_buffer_size() > high)
-
-
-class Consumer(Protocol):
-    """What an ``Attachable`` reader calls: each chunk, then the end, once."""
-
-    def client_data(self, data: bytes, /) -> None: ...
-    def client_eof(self) -> None: ...
-
-
-@runtime_checkable
-class Attachable(Protocol):
-    """A reader that can hand its chunks to a ``Consumer`` by callback, and be paused."""
-
-    def attach(self, consumer: Consumer, /) -> None: ...
-    def pause(self) -> None: ...
-    def resume(self) -> None: ...
-
-
-class _Unbuffered:
-    """A writer whose ``write`` completes the write (``drain`` waits for nothing)."""
 
 
 class _ServerPipes(asyncio.SubprocessProtocol):
@@ -165,12 +103,14 @@ class _ServerPipes(asyncio.SubprocessProtocol):
 
 
 class _Session:
-    def __init__(self, reader: Reader, writer: Writer, max_line_bytes: int, drain_timeout: float,
-                 log: Callable[[str], None], summary: Summary, recorder: _Recorder) -> None:
+    def __init__(self, reader: Reader, writer: Writer, max_line_bytes: int, max_pending: int,
+                 drain_timeout: float, kill_after: float, log: Callable[[str], None],
+                 summary: Summary, recorder: _Recorder) -> None:
         loop = asyncio.get_running_loop()
         self.loop = loop
         self.client_in, self.client_out = reader, writer
         self.drain_timeout = drain_timeout
+        self.kill_after = kill_after
         self.log = log
         self.summary = summary
         self.recorder = recorder
@@ -178,9 +118,9 @@ class _Session:
         self.transport: asyncio.SubprocessTransport | None = None
         self.server_in: asyncio.WriteTransport | None = None
         self.server_out: asyncio.ReadTransport | None = None
-        # Requests without an answer yet, by id as it came (1 and "1" are different keys).
-        self.client_pending: dict[rpcline.RequestId, None] = {}
-        self.server_pending: dict[rpcline.RequestId, None] = {}
+        # Requests without an answer yet, each way.
+        self.client_pending = Pending(max_pending)
+        self.server_pending = Pending(max_pending)
         self.server_gone: str | None = None  # why the server can take no more, once it can't
         self.client_gone = False  # the client's output broke: nothing more reaches it
         self.answered_all = asyncio.Event()  # set whenever client_pending empties
@@ -266,23 +206,26 @@ class _Session:
             kind = r.kind
             if kind == "request":
                 if self.server_gone is not None:
-                    answers.append(_connection_closed(r.id, self.server_gone))
+                    answers.append(failure(r.id, "Connection closed", self.server_gone))
                     self.summary.failed += 1
                     continue
-                self.client_pending[r.id] = None
+                if not self.client_pending.add(r.id):
+                    answers.append(self._too_many(r.id))
+                    self.summary.failed += 1
+                    continue
                 self.answered_all.clear()
             elif kind == "response":
-                self.server_pending.pop(r.id, None)
+                self.server_pending.answered(r.id)
             elif kind == "refused":
                 self._client_refused(r, answers, forward)
                 continue
             elif r.method == CANCELLED:
-                self._answered(_cancelled_id(r))  # the server will not answer it now
+                self._answered(cancelled_id(r))  # the server will not answer it now
             forward.append(r.line)
         if forward and self.server_gone is None and self.server_in is not None:
-            self.server_in.write(_lines(forward))
+            write_lines(self.server_in.write, forward)
         if answers:
-            self._to_client(_lines(answers))
+            self._to_client(answers)
             if self.client_draining is not None:  # our own answers congest it: wait
                 self.pause_client("answers")
 
@@ -305,15 +248,15 @@ class _Session:
         self.summary.client_refused += 1
         error = r.error
         assert error is not None
-        shape = _shape(r)
-        if shape == "unknown" and r.id is not None and r.id in self.server_pending:
-            shape = "response"  # the client's over-long answer to a server request
-        if shape == "response":
+        if r.id is not None and claims_answer(r, self.server_pending):  # a server request's
+            self.log(f"client sent a refused answer to {r.id!r} ({error.reason}); failed it")
+            self.server_pending.answered(r.id)
+            forward.append(failure(r.id, "Invalid response from the client",
+                                    f"the client's answer was refused: {error.reason}"))
+            self.summary.failed += 1
+            return
+        if shape(r) == "response":
             self.log(f"client sent a refused response ({error.reason}); not answered")
-            if r.id is not None and self.server_pending.pop(r.id, 0) is None:
-                forward.append(_connection_closed(r.id, f"the client's answer was refused: "
-                                                        f"{error.reason}"))
-                self.summary.failed += 1
             return
         self.log(f"client sent a refused line ({error.reason}); answered")
         answers.append(rpcline.error_response(rpcline.Refused(r.id, error)))
@@ -340,51 +283,62 @@ class _Session:
             if kind == "response":
                 self._answered(r.id)
             elif kind == "request":
-                self.server_pending[r.id] = None
+                if not self.server_pending.add(r.id):
+                    self._to_server(self._too_many(r.id))
+                    continue
             elif kind == "refused":
                 self._server_refused(r, forward)
                 continue
             elif r.method == CANCELLED:
-                self.server_pending.pop(_cancelled_id(r), None)
+                self.server_pending.answered(cancelled_id(r))
             forward.append(r.line)
         if forward:
-            self._to_client(_lines(forward))
+            self._to_client(forward)
 
     def _server_refused(self, r: rpcline.Route, forward: list[bytes]) -> None:
-        if _is_null_id_error(r):
+        if is_null_id_error(r):
             assert type(r.line) is bytes
             forward.append(r.line)  # JSON-RPC 2.0 §5: the client's line was unreadable
             return
         self.summary.server_refused += 1
         error = r.error
         assert error is not None
-        shape = _shape(r)
-        if shape == "unknown" and r.id is not None and r.id in self.client_pending:
-            shape = "response"
-        if shape == "response" and r.id is not None and r.id in self.client_pending:
+        form = shape(r)
+        if r.id is not None and claims_answer(r, self.client_pending):
             self.log(f"server sent a refused answer to {r.id!r} ({error.reason}); failed it")
             self._answered(r.id)
-            forward.append(_connection_closed(r.id, f"the server's answer was refused: "
-                                                    f"{error.reason}"))
+            forward.append(failure(r.id, "Invalid response from the server",
+                                    f"the server's answer was refused: {error.reason}"))
             self.summary.failed += 1
-        elif shape != "response" and r.id is not None and self.server_gone is None:
+        elif form != "response" and r.id is not None:
             # A request the client would refuse: answered here, so the server does not wait.
             self.log(f"server sent a refused request ({error.reason}); answered")
-            assert self.server_in is not None
-            self.server_in.write(rpcline.error_response(rpcline.Refused(r.id, error)) + b"\n")
+            self._to_server(rpcline.error_response(rpcline.Refused(r.id, error)))
         else:
             self.log(f"server sent a refused line ({error.reason}); not forwarded")
 
     def _answered(self, id: Any) -> None:
-        if self.client_pending.pop(id, 0) is None and not self.client_pending:
+        if self.client_pending.answered(id) and not self.client_pending:
             self.answered_all.set()
 
-    def _to_client(self, data: bytes) -> None:
+    def _too_many(self, id: rpcline.RequestId) -> bytes:
+        """The answer to a request past the pending limit: it is not forwarded."""
+        limit = self.client_pending.limit
+        self.log(f"more than {limit} requests pending; {id!r} answered with an error")
+        return failure(id, "Too many pending requests",
+                        f"the proxy holds {limit} requests without an answer (max_pending)")
+
+    def _to_server(self, line: bytes) -> None:
+        """A line of the proxy's own to the server, while it still takes input."""
+        if self.server_gone is None and self.server_in is not None:
+            self.server_in.write(line + b"\n")
+
+    def _to_client(self, lines: list[bytes]) -> None:
         """Write to the client; if its writer is congested, stop reading the server."""
         if self.client_gone:
             return
         try:
-            self.client_out.write(data)
+            write_lines(self.client_out.write, lines)
         except (ConnectionError, OSError):
             self.client_gone = True
             return
@@ -412,12 +366,11 @@ class _Session:
         self._from_server(self.server_parser.close())
         if self.server_gone is None:
             self.server_gone = cause
-        pending = list(self.client_pending)
-        self.client_pending.clear()
+        pending = self.client_pending.take_all()
         self.answered_all.set()
         if pending:
             self.summary.failed += len(pending)
-            self._to_client(_lines([_connection_closed(id, cause) for id in pending]))
+            self._to_client([failure(id, "Connection closed", cause) for id in pending])
         self.server_silent.set_result(None)
 
     def server_exited(self) -> None:
@@ -441,6 +394,22 @@ class _Session:
         if self.server_out is not None:
             self.server_out.close()
 
+    def forward_signal(self, signum: signal.Signals) -> None:
+        """Pass a signal sent to the proxy on to the server; SIGTERM, ``kill_after`` s later,
+        becomes SIGKILL if the server is still there, as supervisors expect of a process
+        they stop."""
+        assert self.transport is not None
+        with contextlib.suppress(ProcessLookupError):
+            self.transport.send_signal(signum)
+        if signum == signal.SIGTERM:
+            self.loop.call_later(self.kill_after, self._kill)
+
+    def _kill(self) -> None:
+        if not self.exited.done() and self.transport is not None:
+            self.log(f"server still running {self.kill_after:g} s after SIGTERM: killing it")
+            with contextlib.suppress(ProcessLookupError):
+                self.transport.kill()
+
     async def _stop_child(self) -> int:
         """Give the server ``drain_timeout`` to exit by itself, then SIGTERM, then SIGKILL."""
         transport = self.transport
@@ -452,7 +421,7 @@ class _Session:
         with contextlib.suppress(ProcessLookupError):
             transport.terminate()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self.exited), KILL_AFTER)
+            await asyncio.wait_for(asyncio.shield(self.exited), self.kill_after)
             return self._returncode()
         with contextlib.suppress(ProcessLookupError):
             transport.kill()

@@ -18,8 +18,7 @@ import stat
 import threading
 from typing import Any
 
-from rpcline._relay import READ_BYTES, Consumer, _Unbuffered
-from rpcline.proxy import Reader, Writer
+from rpcline._proxy_types import READ_BYTES, Consumer, Reader, Unbuffered, Writer
 
 
 def _is_pipe(fd: int) -> bool:
@@ -88,9 +87,9 @@ class _PipeWriter(asyncio.StreamWriter):
 class _PipeReader(asyncio.Protocol):
     """A pipe's chunks, by ``read`` or, once a consumer is attached, by its callbacks.
 
-    The relay attaches itself (``_relay.Consumer``): a chunk is then relayed in the callback
-    that received it, with no task to wake. ``read`` serves any other use; it holds at most
-    about ``READ_BYTES`` before it pauses the pipe.
+    The relay attaches itself (a ``_proxy_types.Consumer``): a chunk is then relayed in the
+    callback that received it, with no task to wake. ``read`` serves any other use; it
+    holds at most about ``READ_BYTES`` before it pauses the pipe.
     """
 
     def __init__(self) -> None:
@@ -202,7 +201,7 @@ class _ThreadReader:
         return chunk
 
 
-class _BlockingWriter(_Unbuffered):
+class _BlockingWriter(Unbuffered):
     """Blocking writes to a terminal or a regular file; ``drain`` has nothing to wait for."""
 
     def __init__(self, fd: int) -> None:

@@ -1,0 +1,99 @@
+"""What the relay decides about one line: its shape, whether it answers a pending
+request, the answers the relay makes up, and how lines are written."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any, Final
+
+import orjson
+
+import rpcline
+from rpcline._message_py import BAD_ID
+from rpcline._pending import Pending, request_id
+
+CONNECTION_CLOSED: Final = -32000  # the code the MCP SDKs use for a closed connection
+CANCELLED: Final = "notifications/cancelled"
+# A line longer than this is written on its own, its LF after it, not joined with others:
+# a join would be one more copy of it in memory (the transport's buffer holds another).
+JOIN_BYTES: Final = 64 * 1024
+
+
+def failure(id: rpcline.RequestId, message: str, cause: str) -> bytes:
+    """The -32000 error line (no LF) that answers a request nobody else will answer."""
+    return orjson.dumps({"jsonrpc": "2.0", "id": id, "error": {
+        "code": CONNECTION_CLOSED, "message": message, "data": cause}})
+
+
+def write_lines(write: Callable[[bytes], Any], lines: list[bytes]) -> None:
+    """Write the lines, each with its LF: short ones joined into one write, long ones alone."""
+    batch: list[bytes] = []
+    for line in lines:
+        if len(line) <= JOIN_BYTES:
+            batch.append(line)
+            continue
+        if batch:
+            write(_joined(batch))
+            batch = []
+        write(line)
+        write(b"\n")
+    if batch:
+        write(_joined(batch))
+
+
+def _joined(lines: list[bytes]) -> bytes:
+    lines.append(b"")
+    return b"\n".join(lines)
+
+
+def shape(r: rpcline.Route) -> str:
+    """What a refused line looks like: ``"response"``, ``"request"`` or ``"unknown"``."""
+    if r.line is None:
+        return "unknown"  # an over-long line: only its id was read
+    if r.method_span is None and (r.result_span is not None or r.error_span is not None):
+        return "response"
+    return "request"
+
+
+def claims_answer(r: rpcline.Route, pending: Pending) -> bool:
+    """Whether a refused line is the answer to a pending request, one that cannot be delivered.
+
+    It names a pending id and is over-long (only its id was read), or shaped like a
+    response and meant as JSON-RPC (it says ``"jsonrpc"``, whatever the version). A line
+    with no ``"jsonrpc"`` at all, such as ``{"id":1,"error":"disk 91% full"}``, is no
+    JSON-RPC message (a log record on stdout, say): failing the call for it would give
+    the caller two answers when the real one comes.
+    """
+    if r.id not in pending:
+        return False
+    if r.line is None:
+        return True
+    line = r.line if type(r.line) is bytes else str(r.line).encode()
+    return shape(r) == "response" and b'"jsonrpc"' in line
+
+
+def is_null_id_error(r: rpcline.Route) -> bool:
+    """A server's answer to an unreadable request: ``"id": null`` and an ``error``."""
+    if r.id_span is None or r.error_span is None or r.method_span is not None:
+        return False
+    if r.result_span is not None or r.error is None or r.error.reason != BAD_ID:
+        return False
+    line = r.line if type(r.line) is bytes else str(r.line).encode()
+    start, end = r.id_span
+    return line[start:end] == b"null"
+
+
+def cancelled_id(r: rpcline.Route) -> Any:
+    """The request a ``notifications/cancelled`` names (an exact int or str), or None.
+
+    The SDKs never answer a request once it is cancelled, so the relay must stop waiting
+    for it. Rare, so decoding the whole line costs nothing that matters.
+    """
+    if type(r.line) is not bytes:
+        return None
+    with contextlib.suppress(orjson.JSONDecodeError):
+        params = orjson.loads(r.line).get("params")
+        if type(params) is dict:
+            return request_id(params.get("requestId"))
+    return None
