@@ -268,13 +268,19 @@ def test_no_command_is_a_usage_error():
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_signals_go_to_the_server_and_the_proxy_exits_with_its_status():
+def test_signals_go_to_the_server_and_the_proxy_exits_with_its_status(tmp_path):
+    log = tmp_path / "server.log"
     with subprocess.Popen(proxy_command(mode="deaf"), stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proxy:
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env={**os.environ, "PEER_LOG": str(log)}) as proxy:
         assert proxy.stdin is not None and proxy.stdout is not None
         proxy.stdin.write(R + b'"id":1,"method":"m"}\n')
         proxy.stdin.flush()
-        time.sleep(1.0)  # the server has started and holds the request
+        # Signal once the server holds the request (so the proxy is relaying), however
+        # long a loaded machine takes to start both: a fixed sleep was flaky.
+        deadline = time.monotonic() + TIMEOUT
+        while not (log.exists() and log.read_bytes()) and time.monotonic() < deadline:
+            time.sleep(0.05)
         proxy.send_signal(signal.SIGTERM)
         reply = orjson.loads(proxy.stdout.readline())
         assert proxy.wait(TIMEOUT) == 128 + signal.SIGTERM
