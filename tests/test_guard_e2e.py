@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -251,3 +252,37 @@ def test_hostile_headers_get_4xx(server: Server) -> None:
     for case, reply in guarded.items():
         assert 400 <= reply.status_code < 500, (case, reply.status_code, reply.text)
     assert os.path.exists(f"/proc/{server.process.pid}")  # still serving
+
+
+def test_the_gateway_example_relays_both_eras(server: Server) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    gateway = subprocess.Popen([sys.executable, str(HERE.parent / "examples" / "http_gateway.py"),
+                                server.url(False), "--port", str(port)],
+                               stderr=subprocess.PIPE, text=True)  # fmt: skip
+    url = f"http://127.0.0.1:{port}/mcp"
+
+    async def sessions() -> list[Any]:
+        with anyio.fail_after(30):
+            while True:  # until it listens
+                try:
+                    async with httpx.AsyncClient() as client:
+                        await client.get(url)
+                    break
+                except httpx.ConnectError:
+                    assert gateway.poll() is None, gateway.stderr.read() if gateway.stderr else ""
+                    await anyio.sleep(0.05)
+            return [await session(url, "legacy"), await session(server.url(False), "legacy"),
+                    await session(url, "auto"), await session(server.url(False), "auto")]
+
+    try:
+        relayed_2025, direct_2025, relayed_2026, direct_2026 = anyio.run(sessions)
+        body, headers = post("tools/list", 5)
+        forged = httpx.post(url, content=body, headers=headers)
+    finally:
+        gateway.terminate()
+        gateway.wait(10)
+    assert relayed_2025 == direct_2025 and relayed_2025[0] == "2025-11-25"
+    assert relayed_2026 == direct_2026 and relayed_2026[0] == V
+    assert forged.json()["error"]["code"] == -32602  # the Guard's answer, not upstream's
