@@ -1,8 +1,8 @@
 """The official SDK's Streamable HTTP server under uvicorn, guarded and bare, in one process.
 
-    python tests/guard_server.py [--max-body-bytes N]
+    python tests/guard_server.py [--max-body-bytes N] [--http auto|h11|httptools]
 
-Prints the port on its first stdout line, then serves on 127.0.0.1 until killed:
+Prints the port and ``rpcline.IMPLEMENTATION`` on its first stdout line, then serves on 127.0.0.1 until killed:
 ``/guarded/mcp`` is the SDK's app behind ``rpcline.http.Guard`` (its ``tools=`` compiled
 with ``http.param_headers`` from the server's own tool list, the Host/Origin allow-lists
 the SDK gives a local server), ``/bare/mcp`` the same app instance without it. One app
@@ -23,6 +23,7 @@ from pydantic import Field
 
 from _asgi import two_tool_server  # this directory is sys.path[0] for the script
 
+import rpcline
 from rpcline import http
 
 LOCAL_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]  # what the SDK allows a local server
@@ -60,7 +61,7 @@ class ByPrefix:
         await app({**scope, "path": path, "raw_path": path.encode()}, receive, send)
 
 
-async def serve(max_body_bytes: int) -> None:
+async def serve(max_body_bytes: int, http_parser: str) -> None:
     server = sdk_server()
     app = server.streamable_http_app()
     listing = [tool.model_dump(by_alias=True, exclude_none=True) for tool in await server.list_tools()]
@@ -71,13 +72,16 @@ async def serve(max_body_bytes: int) -> None:
     # waits about 40 ms for a delayed ACK.
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.bind(("127.0.0.1", 0))
-    print(listener.getsockname()[1], flush=True)
+    print(listener.getsockname()[1], rpcline.IMPLEMENTATION, flush=True)
     config = uvicorn.Config(ByPrefix({"/guarded": guard, "/bare": app}), log_level="error",
-                            lifespan="on")  # fmt: skip
+                            lifespan="on", http=http_parser)  # fmt: skip
     await uvicorn.Server(config).serve(sockets=[listener])
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max-body-bytes", type=int, default=4 * 1024 * 1024)
-    anyio.run(serve, parser.parse_args().max_body_bytes)
+    parser.add_argument("--http", default="auto", help="uvicorn's HTTP parser (auto: "
+                        "httptools when installed, else h11)")  # fmt: skip
+    args = parser.parse_args()
+    anyio.run(serve, args.max_body_bytes, args.http)

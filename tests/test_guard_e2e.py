@@ -63,9 +63,9 @@ def server() -> Iterator[Server]:
         assert process.stdout is not None
         ready, _, _ = select.select([process.stdout], [], [], 30)
         line = process.stdout.readline() if ready else ""
-        if not line.strip().isdigit():
+        if not line[:1].isdigit():
             pytest.fail(f"tests/guard_server.py did not start (exit {process.poll()})")
-        yield Server(process, int(line))
+        yield Server(process, int(line.split()[0]))
     finally:
         process.terminate()
         process.wait(10)
@@ -286,3 +286,61 @@ def test_the_gateway_example_relays_both_eras(server: Server) -> None:
     assert relayed_2025 == direct_2025 and relayed_2025[0] == "2025-11-25"
     assert relayed_2026 == direct_2026 and relayed_2026[0] == V
     assert forged.json()["error"]["code"] == -32602  # the Guard's answer, not upstream's
+
+
+def mounted_recipe() -> Any:
+    """docs/gateways.md's Starlette recipe, as written there."""
+    import contextlib
+
+    from guard_server import sdk_server
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    server = sdk_server()
+    listing = anyio.run(server.list_tools)
+    tools = http.param_headers([t.model_dump(by_alias=True, exclude_none=True) for t in listing])
+    mcp_app = server.streamable_http_app(streamable_http_path="/")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with server.session_manager.run():  # a mounted app's lifespan does not run
+            yield
+
+    return Starlette(routes=[Mount("/weather", app=http.Guard(mcp_app, tools=tools))],
+                     lifespan=lifespan)  # fmt: skip
+
+
+def middleware_recipe() -> Any:
+    """The Guard as Starlette middleware around the SDK's whole app."""
+    from guard_server import sdk_server
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.routing import Mount
+
+    server = sdk_server()
+    app = server.streamable_http_app()
+    return Starlette(routes=[Mount("/", app=app)], middleware=[Middleware(http.Guard)],
+                     lifespan=lambda _: server.session_manager.run())  # fmt: skip
+
+
+@pytest.mark.parametrize(("recipe", "path"), [(mounted_recipe, "/weather/"),
+                                              (middleware_recipe, "/mcp")])  # fmt: skip
+def test_the_starlette_recipes_in_both_eras(recipe: Any, path: str) -> None:
+    from _asgi import serving
+
+    app = recipe()
+
+    async def sessions() -> list[Any]:
+        async with serving(app, timeout=30) as url:
+            url = url.removesuffix("/mcp") + path
+            body, headers = post("tools/list", 5)
+            async with httpx.AsyncClient() as client:
+                forged = await client.post(url, content=body, headers=headers)
+            return [forged.json()["error"]["code"], await session(url, "legacy"),
+                    await session(url, "auto")]  # fmt: skip
+
+    code, legacy, modern = anyio.run(sessions)
+    assert code == -32602  # the Guard answered
+    assert legacy[0] == "2025-11-25" and modern[0] == V
+    results = [[r["structured_content"] for r in era[2:]] for era in (legacy, modern)]
+    assert results[0] == results[1] and results[0][0] == {"result": 2**70 + 1}
