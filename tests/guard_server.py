@@ -1,12 +1,13 @@
 """The official SDK's Streamable HTTP server under uvicorn, guarded and bare, in one process.
 
-    python tests/guard_server.py [--max-body-bytes N] [--http auto|h11|httptools]
+    python tests/guard_server.py [--max-body-bytes N] [--http auto|h11|httptools] [--loop asyncio|uvloop]
 
 Prints the port and ``rpcline.IMPLEMENTATION`` on its first stdout line, then serves on 127.0.0.1 until killed:
 ``/guarded/mcp`` is the SDK's app behind ``rpcline.http.Guard`` (its ``tools=`` compiled
 with ``http.param_headers`` from the server's own tool list, the Host/Origin allow-lists
 the SDK gives a local server), ``/bare/mcp`` the same app instance without it. One app
 and one process serve both, so a test or benchmark compares them request for request.
+``/floor/...`` answers every request 400 at once, unread: what uvicorn alone costs.
 Used by tests/test_guard_e2e.py and benchmarks/http_guard.py.
 """
 
@@ -43,6 +44,14 @@ def sdk_server() -> MCPServer:
     return server
 
 
+async def floor(scope: dict, receive: Any, send: Any) -> None:
+    """400 with a JSON-RPC error, nothing read: uvicorn's own cost of a refused request."""
+    body = b'{"jsonrpc":"2.0","id":7,"error":{"code":-32020,"message":"floor"}}'
+    await send({"type": "http.response.start", "status": 400, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]})
+    await send({"type": "http.response.body", "body": body})
+
+
 class ByPrefix:
     """``/guarded/...`` to the Guard, ``/bare/...`` to the app, the prefix taken off."""
 
@@ -73,7 +82,7 @@ async def serve(max_body_bytes: int, http_parser: str) -> None:
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.bind(("127.0.0.1", 0))
     print(listener.getsockname()[1], rpcline.IMPLEMENTATION, flush=True)
-    config = uvicorn.Config(ByPrefix({"/guarded": guard, "/bare": app}), log_level="error",
+    config = uvicorn.Config(ByPrefix({"/guarded": guard, "/bare": app, "/floor": floor}), log_level="error",
                             lifespan="on", http=http_parser)  # fmt: skip
     await uvicorn.Server(config).serve(sockets=[listener])
 
@@ -83,5 +92,8 @@ if __name__ == "__main__":
     parser.add_argument("--max-body-bytes", type=int, default=4 * 1024 * 1024)
     parser.add_argument("--http", default="auto", help="uvicorn's HTTP parser (auto: "
                         "httptools when installed, else h11)")  # fmt: skip
+    parser.add_argument("--loop", default="asyncio", help="uvicorn's event loop: asyncio "
+                        "(anyio.run starts it), or uvloop")  # fmt: skip
     args = parser.parse_args()
-    anyio.run(serve, args.max_body_bytes, args.http)
+    anyio.run(serve, args.max_body_bytes, args.http,
+              backend_options={"use_uvloop": args.loop == "uvloop"})
