@@ -344,3 +344,18 @@ def test_the_starlette_recipes_in_both_eras(recipe: Any, path: str) -> None:
     assert legacy[0] == "2025-11-25" and modern[0] == V
     results = [[r["structured_content"] for r in era[2:]] for era in (legacy, modern)]
     assert results[0] == results[1] and results[0][0] == {"result": 2**70 + 1}
+
+
+@pytest.mark.parametrize("depth", [1024, 1025])
+def test_deep_nesting_is_the_apps_parse_error(server: Server, depth: int) -> None:
+    # check_request accepts 1024 levels (orjson's limit); the SDK behind the Guard answers
+    # them -32700 as it does bare (its json.loads hits the recursion limit).
+    body, headers = post("tools/list", {"x": 0})
+    body = body.replace(b'"x": 0', b'"x": ' + b"[" * (depth - 2) + b"]" * (depth - 2))
+    pairs = [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+    assert http.check_request(body, pairs).status == (200 if depth == 1024 else 400)
+    cases = {"deep": (body, headers)}
+    for guarded in (False, True):
+        reply = anyio.run(send_all, server, cases, guarded)["deep"]
+        assert (reply.status_code, reply.json()["error"]["code"], reply.json()["id"]) == (
+            400, -32700, None)
