@@ -64,14 +64,23 @@ FORGED = {  # each refused with 400 -32020 by both
 
 
 def cpu_seconds(pid: int) -> float:
-    """CPU time of all the server's threads so far, in ns from /proc/PID/task/*/schedstat
-    (utime + stime in /proc/PID/stat count 10 ms ticks: too coarse for short rounds)."""
-    return sum(int((task / "schedstat").read_text().split()[0])
-               for task in Path(f"/proc/{pid}/task").iterdir()) / 1e9  # fmt: skip
+    """CPU time of the server's live threads so far, in ns from /proc/PID/task/*/schedstat
+    (utime + stime in /proc/PID/stat count 10 ms ticks: too coarse for short rounds). The
+    threads are the event loop's and anyio's workers, which idle 10 s before they exit."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (FileNotFoundError, ProcessLookupError):  # a thread that just exited
+            pass
+    return total / 1e9
 
 
-async def sequential(urls: dict[str, str], calls: int, rounds: int) -> dict[str, list[float]]:
+async def sequential(
+    pid: int, urls: dict[str, str], calls: int, rounds: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     rates: dict[str, list[float]] = {arm: [] for arm in urls}
+    cpu: dict[str, list[float]] = {arm: [] for arm in urls}
     async with mcp.Client(urls["bare"]) as bare, mcp.Client(urls["guarded"]) as guarded:
         clients = {"bare": bare, "guarded": guarded}
         for client in clients.values():
@@ -80,11 +89,12 @@ async def sequential(urls: dict[str, str], calls: int, rounds: int) -> dict[str,
                 await client.call_tool("echo", {"text": f"warm {i}"})
         for r in range(rounds):
             for arm in (("bare", "guarded") if r % 2 == 0 else ("guarded", "bare")):
-                started = time.perf_counter()
+                started, before = time.perf_counter(), cpu_seconds(pid)
                 for i in range(calls):
                     await clients[arm].call_tool("echo", {"text": f"call {i}"})
                 rates[arm].append(calls / (time.perf_counter() - started))
-    return rates
+                cpu[arm].append((cpu_seconds(pid) - before) / calls)
+    return rates, cpu
 
 
 def rejected(pid: int, urls: dict[str, str], count: int, rounds: int) -> dict[str, list[float]]:
@@ -125,8 +135,8 @@ def main() -> int:
         print(f"server: rpcline {implementation} implementation, mcp {version('mcp')}, "
               f"uvicorn --http {args.http} (httptools {'installed' if HTTPTOOLS else 'missing'}), "
               f"event loop {args.loop}")
-        rates = anyio.run(sequential, {arm: urls[arm] for arm in ("bare", "guarded")}, args.calls,
-                          args.rounds)  # fmt: skip
+        rates, call_cpu = anyio.run(sequential, server.pid, {
+            arm: urls[arm] for arm in ("bare", "guarded")}, args.calls, args.rounds)
         ratios = [g / b for g, b in zip(rates["guarded"], rates["bare"], strict=True)]
         print(f"\n1. sequential 2026-era tools/call, {args.calls} calls x {args.rounds} rounds")
         for arm, values in rates.items():
@@ -134,6 +144,10 @@ def main() -> int:
                   f"rounds from {min(values):.0f} to {max(values):.0f})")
         print(f"   guarded / bare throughput: {statistics.median(ratios):.3f}x "
               f"(rounds {min(ratios):.3f} to {max(ratios):.3f})   target: >= 0.95x")
+        extra = [g - b for g, b in zip(call_cpu["guarded"], call_cpu["bare"], strict=True)]
+        print(f"   server CPU per call: bare {statistics.median(call_cpu['bare']) * 1e6:.0f} us, "
+              f"guarded {statistics.median(call_cpu['guarded']) * 1e6:.0f} us (median "
+              f"difference per round {statistics.median(extra) * 1e6:+.0f} us)")
         cpu = rejected(server.pid, urls, args.rejects, args.rounds)
         print(f"\n2. server CPU per rejected forged request, {args.rejects} x {args.rounds} rounds")
         print("   (uvicorn alone: a 400 sent at once by a bare ASGI app, the floor of both)")
