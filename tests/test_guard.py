@@ -159,13 +159,19 @@ def test_2026_era_requests_other_than_post_pass(method: str) -> None:
     assert len(app.calls) == 1 and app.calls[0][1] == client.receive
 
 
-def test_2026_era_is_any_version_not_of_the_handshake(guard_impl: ModuleType) -> None:
-    # An unknown or malformed version is 2026-era to the SDK, which answers -32022.
+@pytest.mark.parametrize(("versions", "code"), [
+    ([b"1999-01-01"], -32022),  # unknown: the SDK's 2026 entry refuses it as unsupported
+    ([b"1999-01-01", b"2025-11-25"], -32020),  # the first decides; then it is sent twice
+])  # fmt: skip
+def test_2026_era_is_any_version_not_of_the_handshake(
+    guard_impl: ModuleType, versions: list, code: int
+) -> None:
     app = App()
-    headers = [(b"mcp-protocol-version", b"1999-01-01"), (b"mcp-protocol-version", b"2025-11-25")]
-    client = call(http.Guard(app), scope_for(headers), chunks(body("tools/list"), 1000))
+    headers = [(b"mcp-protocol-version", v) for v in versions] + [(b"mcp-method", b"tools/list")]
+    data = body("tools/list", _meta={**META, "io.modelcontextprotocol/protocolVersion": "1999-01-01"})
+    client = call(http.Guard(app), scope_for(headers), chunks(data, 1000))
     assert app.calls == [] and client.status == 400
-    assert json.loads(client.body)["error"]["code"] in (-32020, -32022)
+    assert json.loads(client.body)["error"]["code"] == code
 
 
 # --- the allow-lists -----------------------------------------------------------------------
