@@ -16,6 +16,9 @@ warm interpreter; the rounds alternate which arm goes first.
    in both.
    Target: the Guard at most 0.5x the SDK's.
 
+3. The same rejections in-process, the Guard and the SDK's app called as ASGI callables
+   without uvicorn: what each adds to a server's own per-request cost (CPU time).
+
 Rounds are short and many, so that the load of a shared machine falls on both arms
 alike; ratios are medians of the per-round ratios. Linux only (/proc); needs the ``interop``
 extra (the SDK, uvicorn, httpx).
@@ -38,6 +41,8 @@ from importlib.util import find_spec
 import anyio
 import httpx
 import mcp
+
+import rpcline
 
 HTTPTOOLS = find_spec("httptools") is not None
 
@@ -115,6 +120,50 @@ def rejected(pid: int, urls: dict[str, str], count: int, rounds: int) -> dict[st
     return cpu
 
 
+async def in_process(count: int) -> dict[str, tuple[float, float]]:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from guard_server import LOCAL_HOSTS, LOCAL_ORIGINS, sdk_server
+
+    from rpcline import http
+
+    server = sdk_server()
+    app = server.streamable_http_app()
+    listing = [tool.model_dump(by_alias=True, exclude_none=True) for tool in await server.list_tools()]
+    guard = http.Guard(app, tools=http.param_headers(listing), allowed_hosts=LOCAL_HOSTS,
+                       allowed_origins=LOCAL_ORIGINS)  # fmt: skip
+    body = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": CALL}).encode()
+    costs = {}
+    async with server.session_manager.run():
+        for header, headers in FORGED.items():
+            raw = [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+            scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+                     "method": "POST", "scheme": "http", "path": "/mcp", "raw_path": b"/mcp",
+                     "query_string": b"", "root_path": "", "server": ("127.0.0.1", 8000),
+                     "client": ("127.0.0.1", 9), "headers": [
+                         (b"host", b"127.0.0.1:8000"), (b"content-length", b"%d" % len(body)),
+                         *raw]}  # fmt: skip
+            sent: list[dict] = []
+
+            async def receive() -> dict:
+                return {"type": "http.request", "body": body}
+
+            async def send(message: dict) -> None:
+                sent.append(message)
+
+            cost = []
+            for arm in (guard, app):
+                for _ in range(300):  # warm-up
+                    await arm(scope, receive, send)
+                assert sent[-2]["status"] == 400, sent[-2]
+                started = time.process_time()
+                for _ in range(count):
+                    await arm(scope, receive, send)
+                cost.append((time.process_time() - started) / count)
+                sent.clear()
+            costs[header] = (cost[0], cost[1])
+    return costs
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=25, help="SDK calls per arm and round")
@@ -162,6 +211,11 @@ def main() -> int:
     finally:
         server.terminate()
         server.wait(10)
+    print(f"\n3. in-process CPU per rejected forged request (no uvicorn), {args.rejects * 10} "
+          f"each, rpcline {rpcline.IMPLEMENTATION} implementation")
+    for header, (guard_cost, sdk_cost) in anyio.run(in_process, args.rejects * 10).items():
+        print(f"   forged {header:17} Guard {guard_cost * 1e6:5.1f} us, SDK {sdk_cost * 1e6:5.1f} us:"
+              f" {guard_cost / sdk_cost:.3f}x")
     return 0
 
 
