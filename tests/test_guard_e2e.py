@@ -359,3 +359,10 @@ def test_deep_nesting_is_the_apps_parse_error(server: Server, depth: int) -> Non
         reply = anyio.run(send_all, server, cases, guarded)["deep"]
         assert (reply.status_code, reply.json()["error"]["code"], reply.json()["id"]) == (
             400, -32700, None)
+
+
+@pytest.mark.parametrize("header", ["Mcp-Name", "Mcp-Param-Region"])
+def test_the_sdk_answers_a_non_ascii_base64_sentinel_with_500(server: Server, header: str) -> None:
+    # docs/gateways.md's table says so; when a newer SDK answers 4xx, the table changes.
+    reply = anyio.run(send_all, server, {"x": sentinel_request(header)}, False)["x"]
+    assert reply.status_code == 500
