@@ -38,7 +38,10 @@ async def serving(app: Any, timeout: float = 60) -> AsyncIterator[str]:
 
     What runs inside gets ``timeout`` seconds, so a hang fails the test instead of CI.
     """
-    listener = socket.socket()
+    # IPPROTO_TCP, not socket.socket()'s protocol 0: asyncio sets TCP_NODELAY on accepted
+    # sockets only when their protocol says TCP; without it every keep-alive request waits
+    # about 40 ms for a delayed ACK.
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.bind(("127.0.0.1", 0))  # a free port, held from the start: no race for it
     url = f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))

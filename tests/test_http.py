@@ -43,6 +43,9 @@ DIFFERENCES = {
     "them); the SDK accepts them",
     "invalid-schema": "ParamHeaders raises ValueError for a schema whose x-mcp-header "
     "annotations are invalid; the SDK silently skips Mcp-Param checks for that tool",
+    "deep-nesting": "a body nested up to 1024 levels is valid (orjson's limit, as for parse "
+    "and route); the SDK's json.loads raises RecursionError (400 -32700) from about 970 "
+    "levels, depending on the depth of its caller's stack",
     "headers-none": "headers=None skips every header rung (classify_inbound_request's "
     "headers=None); notifications are then accepted without a version check",
 }
@@ -593,3 +596,16 @@ def test_oracle_param_headers(hmod: ModuleType, params: list, arguments: dict) -
         body,
         pairs,
     )
+
+
+@pytest.mark.parametrize("depth", [1000, 1024])
+def test_deep_nesting_against_the_sdk(hmod: ModuleType, depth: int) -> None:
+    # DIFFERENCES["deep-nesting"]: depth counts the message object as the first level.
+    nested = "[" * (depth - 2) + "]" * (depth - 2)
+    body = b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":%s,"x":%s}}' % (
+        orjson.dumps(META), nested.encode())
+    headers = headers_for("tools/list", None)
+    assert hmod.check_request(body, headers).status == 200
+    assert sdk_verdict(body, headers, {}) == (400, -32700)
+    deeper = body.replace(b'"x":[', b'"x":[[', 1).replace(b"]}}", b"]]}}")
+    assert code(hmod.check_request(deeper, headers)) == (-32700 if depth == 1024 else None)

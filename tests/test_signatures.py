@@ -84,7 +84,8 @@ def test_the_transports_have_signatures(facade, name):
 @pytest.mark.c_extension
 @pytest.mark.parametrize(("facade", "name"), TRANSPORTS)
 def test_the_transports_signatures_match_between_the_twins(facade, name):
-    twin = getattr(import_module(f"rpcline._{facade}_py"), name)
+    shared = getattr(import_module(f"rpcline.{facade}"), name)  # Guard, param_headers
+    twin = getattr(import_module(f"rpcline._{facade}_py"), name, shared)
     core = getattr(import_module(f"rpcline._{facade}_c"), name, twin)  # shared: ParamHeaders
     core_parameters = inspect.signature(core).parameters
     twin_parameters = inspect.signature(twin).parameters

@@ -5,7 +5,8 @@ notification, envelope, duplicated routing headers, the ``_meta`` envelope, the 
 ``MCP-Protocol-Version`` / ``Mcp-Method`` / ``Mcp-Name`` headers, the version,
 ``Mcp-Param-*``) on the body's bytes, decoding only what the rungs read, and returns a
 ``Verdict`` with the HTTP status and the error response to send. ``ParamHeaders`` compiles
-a tool's ``x-mcp-header`` annotations once. The Cython core is used when it was built and
+a tool's ``x-mcp-header`` annotations once; ``param_headers`` compiles a ``tools/list``
+result. ``Guard`` is the ASGI middleware that puts the ladder in front of an app. The Cython core is used when it was built and
 ``RPCLINE_NO_EXTENSIONS`` is unset, as for ``rpcline`` itself.
 """
 
@@ -14,14 +15,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rpcline import IMPLEMENTATION as _IMPLEMENTATION
+from rpcline._guard import Guard, param_headers
 from rpcline._http_schema import ParamHeaders
 
 __all__ = (
+    "Guard",
     "HeaderMismatch",
     "ParamHeaders",
     "UnsupportedProtocolVersion",
     "Verdict",
     "check_request",
+    "param_headers",
 )
 
 # The implementation rpcline itself picked: the verdict's route and errors are then the
