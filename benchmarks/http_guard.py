@@ -43,6 +43,7 @@ import httpx
 import mcp
 
 import rpcline
+from rpcline._build_info import describe, verdict
 
 HTTPTOOLS = find_spec("httptools") is not None
 
@@ -173,7 +174,8 @@ def main() -> int:
                         help="uvicorn's HTTP parser (auto: httptools when installed)")
     parser.add_argument("--loop", default="asyncio", choices=["asyncio", "uvloop"])
     args = parser.parse_args()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    print(f"measuring {describe()}")
+    env = dict(os.environ)  # the server imports the rpcline this interpreter does
     server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "guard_server.py"),
                                "--http", args.http, "--loop", args.loop],
                               stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
@@ -192,7 +194,8 @@ def main() -> int:
             print(f"   {arm:8} {statistics.median(values):7.0f} calls/s (median round; "
                   f"rounds from {min(values):.0f} to {max(values):.0f})")
         print(f"   guarded / bare throughput: {statistics.median(ratios):.3f}x "
-              f"(rounds {min(ratios):.3f} to {max(ratios):.3f})   target: >= 0.95x")
+              f"(rounds {min(ratios):.3f} to {max(ratios):.3f})   target: >= 0.95x: "
+              f"{verdict(statistics.median(ratios) >= 0.95)}")
         extra = [g - b for g, b in zip(call_cpu["guarded"], call_cpu["bare"], strict=True)]
         print(f"   server CPU per call: bare {statistics.median(call_cpu['bare']) * 1e6:.0f} us, "
               f"guarded {statistics.median(call_cpu['guarded']) * 1e6:.0f} us (median "
@@ -205,7 +208,8 @@ def main() -> int:
             ratio = statistics.median(g / s for g, s in zip(guard, sdk, strict=True))
             own = [(g - f) / (s - f) for g, s, f in zip(guard, sdk, base, strict=True)]
             print(f"   forged {header:17} Guard {statistics.median(guard) * 1e6:4.0f} us, "
-                  f"SDK {statistics.median(sdk) * 1e6:4.0f} us: {ratio:.3f}x   target: <= 0.5x\n"
+                  f"SDK {statistics.median(sdk) * 1e6:4.0f} us: {ratio:.3f}x   target: <= 0.5x: "
+                  f"{verdict(ratio <= 0.5)}\n"
                   f"   {'':24} uvicorn alone {statistics.median(base) * 1e6:4.0f} us; beyond it "
                   f"the Guard costs {statistics.median(own):.3f}x the SDK")
     finally:
