@@ -317,8 +317,11 @@ def test_unreadable_files_are_skipped_and_the_run_exits_2_after_the_summary(
     assert summary[summary.index("total") + 1] == "6"
     assert "2 files not read" in out
     report = orjson.loads(rpcline(implementation, "check", "--json", str(good),
-                                  str(tmp_path / "absent.jsonl")).stdout)
-    assert report["unreadable"] == [str(tmp_path / "absent.jsonl")]
+                                  str(tmp_path / "absent.jsonl"), str(tmp_path)).stdout)
+    assert report["unreadable"] == [  # each with the reason stderr gave
+        {"file": str(tmp_path / "absent.jsonl"), "reason": "No such file or directory"},
+        {"file": str(tmp_path), "reason": "Is a directory"},
+    ]
     assert report["messages"] == 6
 
 

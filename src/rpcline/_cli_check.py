@@ -155,7 +155,7 @@ class CheckReport:
         self.listed = listed
         self.refused: list[dict[str, object]] = []
         self.truncated = 0  # refusals seen but not listed
-        self.unreadable: list[str] = []  # files skipped (stderr named them already)
+        self.unreadable: list[dict[str, str]] = []  # files skipped, each with its reason
 
     def count(self, message: rpcline.Incoming) -> None:
         match message:

@@ -35,6 +35,13 @@ def warn(text: str) -> None:
     Terminal.current.echo(f"rpcline: {text}", sys.stderr)
 
 
+def skip(outcome: Outcome, name: str, error: OSError) -> None:
+    """Report a file that cannot be read, on stderr and in ``outcome`` (exit status 2)."""
+    reason = error.strerror or str(error)
+    warn(f"cannot read {name}: {reason}")
+    outcome.unreadable.append({"file": name, "reason": reason})
+
+
 class Terminal:
     """Where lines go: stdout's bytes, or tqdm.write while a bar is on the terminal."""
 
@@ -117,8 +124,7 @@ class Source:
             try:
                 chunk = self._file.readline(READ_BYTES)
             except OSError as error:
-                warn(f"cannot read {self.name}: {error.strerror or error}")
-                self._outcome.unreadable.append(self.name)
+                skip(self._outcome, self.name, error)
                 return
             if not chunk:
                 return
@@ -161,8 +167,7 @@ def sources(names: Sequence[str], outcome: Outcome, *, sniff_binary: bool = Fals
         try:
             file = open(name, "rb")  # noqa: SIM115 - closed below, after the caller's loop
         except OSError as error:
-            warn(f"cannot read {name}: {error.strerror or error}")
-            outcome.unreadable.append(name)
+            skip(outcome, name, error)
             continue
         with file:
             yield from shown(Source(name, file, outcome, sniff_binary))
