@@ -99,6 +99,16 @@ def test_usage_error_is_status_2(implementation):
     assert b"Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("args", [["bench", "a", "b"], ["check", "--bogus"],
+                                  ["sample", "1", "2"]])
+def test_argument_errors_print_the_sub_command_usage(args):
+    done = rpcline("python", *args)
+    assert done.returncode == 2
+    err = done.stderr.decode()
+    assert err.startswith(f"usage: rpcline {args[0]} ") and "unrecognized arguments" in err
+    assert "COMMAND" not in err  # not the top-level usage
+
+
 def test_classify_streams_one_json_line_per_message(implementation):
     done = rpcline(implementation, "classify", input=SESSION)
     assert done.returncode == 0

@@ -78,7 +78,7 @@ def add_parsers(commands: Any) -> None:
     check.add_argument("-q", "--quiet", action="store_true",
                        help="list no refusal, print only the summary (as --max-errors 0)")
     _add_max_line_bytes(check)
-    check.set_defaults(run=run_check, parser=check)
+    check.set_defaults(run=run_check)
 
     classify = commands.add_parser(
         "classify", help="one JSON line out per message in",
