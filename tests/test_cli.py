@@ -536,7 +536,8 @@ def test_bench_table_says_faster_or_slower_in_words(implementation, tmp_path: Pa
     path.write_bytes(SESSION)
     done = rpcline(implementation, "bench", str(path), "--rounds", "1")
     assert done.returncode == 0, done.stderr
-    header, *rows = [line for line in done.stdout.decode().splitlines()[2:] if line]
+    table = done.stdout.decode().split("\nwarning:")[0]  # 6 lines: a warning may follow
+    header, *rows = [line for line in table.splitlines()[2:] if line]
     assert header.endswith("vs orjson.loads") and "ratio" not in header
     verdicts = [row.rsplit("  ", 1)[1].strip() for row in rows]
     assert verdicts[0] == "same"  # orjson.loads against itself
@@ -548,6 +549,45 @@ def test_bench_reads_stdin_as_dash(implementation):
     assert done.returncode == 0, done.stderr
     report = orjson.loads(done.stdout)
     assert report["source"] == "<stdin>" and report["messages"] == 6
+
+
+def test_bench_reads_piped_stdin_without_a_file_name(implementation):
+    done = rpcline(implementation, "bench", "--rounds", "1", "--json", input=SESSION)
+    assert done.returncode == 0, done.stderr
+    report = orjson.loads(done.stdout)
+    assert report["source"] == "<stdin>" and report["messages"] == 6
+
+
+def test_bench_without_file_or_piped_stdin_measures_the_corpus():
+    done = subprocess.run([sys.executable, "-m", "rpcline", "bench", "--rounds", "1", "--json"],
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert orjson.loads(done.stdout)["source"].startswith("generated corpus")
+
+
+def test_bench_prints_the_spread_and_warns_on_too_little_input(implementation):
+    garbage = b"INFO a log line, not JSON\n" * 25
+    done = rpcline(implementation, "bench", "--rounds", "5", "--json", input=garbage)
+    assert done.returncode == 0, done.stderr
+    report = orjson.loads(done.stdout)
+    for row in report["contenders"]:
+        assert row["ns_per_message_min"] <= row["ns_per_message"] <= row["ns_per_message_max"]
+    assert any("too little input" in warning for warning in report["warnings"])
+    text = rpcline(implementation, "bench", "--rounds", "5", input=garbage).stdout.decode()
+    assert "min-max" in text and "\nwarning: a pass takes" in text
+
+
+def test_bench_warns_when_the_passes_are_too_far_apart():
+    from rpcline._bench import Timing
+    from rpcline._cli_bench import _untrustworthy
+
+    steady = Timing("orjson.loads", 0.010, 5000, 1, (0.0099, 0.010, 0.010, 0.0101, 0.03))
+    busy = Timing("rpcline.route", 0.010, 5000, 1, (0.005, 0.007, 0.010, 0.013, 0.015))
+    assert steady.fastest == 0.0099 and steady.slowest == 0.03
+    assert _untrustworthy([steady]) == []  # one slow pass does not move the median
+    [warning] = _untrustworthy([steady, busy])
+    assert "rpcline.route" in warning and "busy" in warning
 
 
 @posix
