@@ -109,6 +109,60 @@ def test_argument_errors_print_the_sub_command_usage(args):
     assert "COMMAND" not in err  # not the top-level usage
 
 
+# What a server sends: a JSON-RPC 2.0 §5 answer to an unreadable line ("id": null), a result,
+# and a line with a null id that is wrong otherwise too (no "jsonrpc").
+SERVER_LINES = (
+    b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}\n'
+    b'{"jsonrpc":"2.0","id":1,"result":{}}\n'
+)
+NOT_EXCUSED = b'{"id":null,"error":{"code":-32700,"message":"Parse error"}}\n'
+
+
+def test_check_refuses_a_null_id_answer_from_a_client_by_default(implementation):
+    done = rpcline(implementation, "check", "--json", input=SERVER_LINES)
+    assert done.returncode == 1
+    [row] = orjson.loads(done.stdout)["refused"]
+    assert row["line"] == 1 and row["code"] == -32600 and row["response"] is not None
+
+
+def test_check_from_server_accepts_null_id_error_responses(implementation):
+    done = rpcline(implementation, "check", "--from", "server", "--json", input=SERVER_LINES)
+    assert done.returncode == 0, done.stdout
+    assert orjson.loads(done.stdout)["kinds"]["response"] == 2
+    rows = [orjson.loads(line) for line in rpcline(
+        implementation, "classify", "--from", "server", input=SERVER_LINES).stdout.splitlines()]
+    assert rows[0] == {"line": 1, "kind": "response", "id": None, "error": True, "code": -32700}
+
+
+def test_check_from_server_proposes_no_answer(implementation):
+    done = rpcline(implementation, "check", "--from", "server", input=NOT_EXCUSED)
+    assert done.returncode == 1  # a null id excuses no other fault
+    assert "<stdin>:1: -32600" in done.stdout.decode() and b"answer:" not in done.stdout
+    report = orjson.loads(rpcline(implementation, "check", "--from", "server", "--json",
+                                  input=NOT_EXCUSED).stdout)
+    assert report["refused"][0]["response"] is None
+
+
+def test_check_reads_the_side_from_the_proxy_record_names(implementation, tmp_path: Path):
+    server = tmp_path / "session.server.jsonl"  # rpcline proxy --record session
+    server.write_bytes(SERVER_LINES)
+    client = tmp_path / "session.client.jsonl"
+    client.write_bytes(SERVER_LINES)
+    assert rpcline(implementation, "check", str(server)).returncode == 0
+    assert rpcline(implementation, "check", str(client)).returncode == 1
+    assert rpcline(implementation, "check", "--from", "client", str(server)).returncode == 1
+    assert rpcline(implementation, "check", "--from", "server", str(client)).returncode == 0
+
+
+def test_a_proxy_recording_of_a_server_checks_clean(implementation, tmp_path: Path):
+    server = [sys.executable, "-c", f"import sys; sys.stdout.buffer.write({SERVER_LINES!r})"]
+    prefix = tmp_path / "session"
+    proxied = rpcline(implementation, "proxy", "--record", str(prefix), "--", *server)
+    assert proxied.stdout == SERVER_LINES  # forwarded unchanged
+    done = rpcline(implementation, "check", f"{prefix}.server.jsonl")
+    assert done.returncode == 0, done.stdout
+
+
 def test_classify_streams_one_json_line_per_message(implementation):
     done = rpcline(implementation, "classify", input=SESSION)
     assert done.returncode == 0

@@ -12,7 +12,7 @@ import importlib
 import os
 import stat
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, BinaryIO
 
@@ -140,9 +140,11 @@ class Source:
                     self._unreported = 0
             yield chunk
 
-    def messages(self, max_line_bytes: int) -> Iterator[tuple[int, rpcline.Incoming]]:
+    def messages(
+        self, max_line_bytes: int, classify: Callable[[bytes], rpcline.Incoming] = rpcline.parse
+    ) -> Iterator[tuple[int, rpcline.Incoming]]:
         """Every message with the 1-based number of its physical line (blank lines count)."""
-        parser = rpcline.StreamParser(max_line_bytes)
+        parser = rpcline.StreamParser(max_line_bytes, classify=classify)
         number = 1
         for chunk in self.chunks():
             for message in parser.feed(chunk):
