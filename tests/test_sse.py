@@ -454,6 +454,14 @@ def test_encode_writes_what_the_sdk_server_writes(sse):
     assert sse.encode(bytearray(b"")) == b"event: message\r\ndata: \r\n\r\n"
 
 
+def test_events_and_parsers_are_subscriptable_as_generics(sse, router):
+    # Annotations like EventStreamParser[Route] evaluate at run time on both implementations.
+    assert sse.EventStreamParser[router.Route].__origin__ is sse.EventStreamParser
+    assert sse.Event[router.Route].__origin__ is sse.Event
+    parser = sse.EventStreamParser[router.Route](classify=router.route)
+    assert [e.message.kind for e in parser.feed(sse.encode(RESPONSE))] == ["response"]
+
+
 def test_encode_matches_sse_starlette_byte_for_byte(sse):
     sse_starlette = pytest.importorskip("sse_starlette", reason="sse-starlette (the SDK's SSE "
                                         "writer) is not installed")
