@@ -51,3 +51,11 @@ def events(chunk: bytes) -> list[str]:
     for event in sse.EventStreamParser().feed(chunk):
         assert_type(event.message, rpcline.Incoming | None)
     return kinds
+
+
+def encoded(text: str) -> bytes:
+    return sse.encode(text)
+
+
+def answers(response: rpcline.ClientResponse) -> tuple[object, object]:
+    return response.result, response.error

@@ -199,6 +199,17 @@ A response (it has ``result`` or ``error``); ``id`` is ``None`` when absent."""
         if self.body is None:  # immutable: a second __init__ is ignored, as for the twin's
             self.id, self.body = id, body
 
+    @property
+    def result(self):
+        """The ``result`` member as decoded, or ``None`` when there is none."""
+        return self.body.get("result")
+
+    @property
+    def error(self):
+        """The ``error`` member as decoded (the peer's, any JSON value: not a
+        ``ProtocolError``), or ``None`` when there is none."""
+        return self.body.get("error")
+
     def __eq__(self, other):
         if type(other) is not ClientResponse:
             return NotImplemented

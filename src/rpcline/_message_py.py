@@ -160,6 +160,17 @@ class ClientResponse(_Record):
     id: RequestId | None = property(itemgetter(0))  # type: ignore[assignment]
     body: dict[str, Any] = property(itemgetter(1))  # type: ignore[assignment]
 
+    @property
+    def result(self) -> Any:
+        """The ``result`` member as decoded, or ``None`` when there is none."""
+        return self[1].get("result")
+
+    @property
+    def error(self) -> Any:
+        """The ``error`` member as decoded (the peer's, any JSON value: not a
+        ``ProtocolError``), or ``None`` when there is none."""
+        return self[1].get("error")
+
 
 class Refused(_Record):
     """A line that breaks the protocol, with the error to answer and the id to answer it with."""

@@ -411,18 +411,21 @@ def _text(value: bytes | bytearray) -> str:
 
 
 def encode(
-    message: bytes | bytearray | memoryview, event: str = "message", id: str | None = None
+    message: bytes | bytearray | memoryview | str, event: str = "message", id: str | None = None
 ) -> bytes:
     """``message`` as one SSE event, in the form the MCP SDK's server writes (sse-starlette).
 
     Fields in its order, ``id`` (when given), ``event``, then one ``data`` line per line of
     the message (split at CRLF, CR or LF, which the reader joins with LF), each line and the
     event ended with CRLF. A type or id holding CR or LF (it would end its line) or an id
-    holding NUL (the reader would ignore it) is a ``ValueError``.
+    holding NUL (the reader would ignore it) is a ``ValueError``. A ``str`` is encoded as
+    UTF-8, as ``parse`` reads one (a lone surrogate is a ``ValueError``).
     """
-    if not isinstance(message, bytes | bytearray | memoryview):
+    if isinstance(message, str):
+        message = message.encode()  # UnicodeEncodeError, a ValueError, names the surrogate
+    elif not isinstance(message, bytes | bytearray | memoryview):
         raise TypeError(
-            f"encode() takes bytes, bytearray or memoryview, not {type(message).__name__}"
+            f"encode() takes str, bytes, bytearray or memoryview, not {type(message).__name__}"
         )
     head = b""
     if id is not None:
