@@ -26,8 +26,8 @@ BAR_MIN_BYTES = 32 * 1024 * 1024  # smaller files finish before a bar helps
 HINT_MIN_BYTES = 64 * 1024 * 1024  # a wait long enough to make the hint worth a line
 BAR_STEP_BYTES = 1024 * 1024  # tqdm's update costs about a parse; not once per line
 SNIFF_BYTES = 1024
-HINT = ("rpcline: `pip install rpcline[progress]` (tqdm) shows a progress bar "
-        "for large files")
+HINT = ("rpcline: the progress extra (tqdm) shows a progress bar for large files: "
+        "`pip install '.[progress]'` from a clone of rpcline, or `pip install tqdm`")
 
 
 def warn(text: str) -> None:
