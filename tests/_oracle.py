@@ -174,7 +174,7 @@ def from_parse(result: Any) -> tuple[Any, ...]:
     kind = {"Request": "request", "Notification": "notification",
             "ClientResponse": "response", "Refused": "refused"}[type(result).__name__]
     id = getattr(result, "id", None)
-    error = getattr(result, "error", None)
+    error = result.error if type(result).__name__ == "Refused" else None
     return (kind, type(id).__name__, id, getattr(result, "method", None), error and error.code,
             error and error.code != -32700 and error.reason)
 

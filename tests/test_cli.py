@@ -99,6 +99,70 @@ def test_usage_error_is_status_2(implementation):
     assert b"Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("args", [["bench", "a", "b"], ["check", "--bogus"],
+                                  ["sample", "1", "2"]])
+def test_argument_errors_print_the_sub_command_usage(args):
+    done = rpcline("python", *args)
+    assert done.returncode == 2
+    err = done.stderr.decode()
+    assert err.startswith(f"usage: rpcline {args[0]} ") and "unrecognized arguments" in err
+    assert "COMMAND" not in err  # not the top-level usage
+
+
+# What a server sends: a JSON-RPC 2.0 §5 answer to an unreadable line ("id": null), a result,
+# and a line with a null id that is wrong otherwise too (no "jsonrpc").
+SERVER_LINES = (
+    b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}\n'
+    b'{"jsonrpc":"2.0","id":1,"result":{}}\n'
+)
+NOT_EXCUSED = b'{"id":null,"error":{"code":-32700,"message":"Parse error"}}\n'
+
+
+def test_check_refuses_a_null_id_answer_from_a_client_by_default(implementation):
+    done = rpcline(implementation, "check", "--json", input=SERVER_LINES)
+    assert done.returncode == 1
+    [row] = orjson.loads(done.stdout)["refused"]
+    assert row["line"] == 1 and row["code"] == -32600 and row["response"] is not None
+
+
+def test_check_from_server_accepts_null_id_error_responses(implementation):
+    done = rpcline(implementation, "check", "--from", "server", "--json", input=SERVER_LINES)
+    assert done.returncode == 0, done.stdout
+    assert orjson.loads(done.stdout)["kinds"]["response"] == 2
+    rows = [orjson.loads(line) for line in rpcline(
+        implementation, "classify", "--from", "server", input=SERVER_LINES).stdout.splitlines()]
+    assert rows[0] == {"line": 1, "kind": "response", "id": None, "error": True, "code": -32700}
+
+
+def test_check_from_server_proposes_no_answer(implementation):
+    done = rpcline(implementation, "check", "--from", "server", input=NOT_EXCUSED)
+    assert done.returncode == 1  # a null id excuses no other fault
+    assert "<stdin>:1: -32600" in done.stdout.decode() and b"answer:" not in done.stdout
+    report = orjson.loads(rpcline(implementation, "check", "--from", "server", "--json",
+                                  input=NOT_EXCUSED).stdout)
+    assert report["refused"][0]["response"] is None
+
+
+def test_check_reads_the_side_from_the_proxy_record_names(implementation, tmp_path: Path):
+    server = tmp_path / "session.server.jsonl"  # rpcline proxy --record session
+    server.write_bytes(SERVER_LINES)
+    client = tmp_path / "session.client.jsonl"
+    client.write_bytes(SERVER_LINES)
+    assert rpcline(implementation, "check", str(server)).returncode == 0
+    assert rpcline(implementation, "check", str(client)).returncode == 1
+    assert rpcline(implementation, "check", "--from", "client", str(server)).returncode == 1
+    assert rpcline(implementation, "check", "--from", "server", str(client)).returncode == 0
+
+
+def test_a_proxy_recording_of_a_server_checks_clean(implementation, tmp_path: Path):
+    server = [sys.executable, "-c", f"import sys; sys.stdout.buffer.write({SERVER_LINES!r})"]
+    prefix = tmp_path / "session"
+    proxied = rpcline(implementation, "proxy", "--record", str(prefix), "--", *server)
+    assert proxied.stdout == SERVER_LINES  # forwarded unchanged
+    done = rpcline(implementation, "check", f"{prefix}.server.jsonl")
+    assert done.returncode == 0, done.stdout
+
+
 def test_classify_streams_one_json_line_per_message(implementation):
     done = rpcline(implementation, "classify", input=SESSION)
     assert done.returncode == 0
@@ -317,8 +381,11 @@ def test_unreadable_files_are_skipped_and_the_run_exits_2_after_the_summary(
     assert summary[summary.index("total") + 1] == "6"
     assert "2 files not read" in out
     report = orjson.loads(rpcline(implementation, "check", "--json", str(good),
-                                  str(tmp_path / "absent.jsonl")).stdout)
-    assert report["unreadable"] == [str(tmp_path / "absent.jsonl")]
+                                  str(tmp_path / "absent.jsonl"), str(tmp_path)).stdout)
+    assert report["unreadable"] == [  # each with the reason stderr gave
+        {"file": str(tmp_path / "absent.jsonl"), "reason": "No such file or directory"},
+        {"file": str(tmp_path), "reason": "Is a directory"},
+    ]
     assert report["messages"] == 6
 
 
@@ -523,7 +590,8 @@ def test_bench_table_says_faster_or_slower_in_words(implementation, tmp_path: Pa
     path.write_bytes(SESSION)
     done = rpcline(implementation, "bench", str(path), "--rounds", "1")
     assert done.returncode == 0, done.stderr
-    header, *rows = [line for line in done.stdout.decode().splitlines()[2:] if line]
+    table = done.stdout.decode().split("\nwarning:")[0]  # 6 lines: a warning may follow
+    header, *rows = [line for line in table.splitlines()[2:] if line]
     assert header.endswith("vs orjson.loads") and "ratio" not in header
     verdicts = [row.rsplit("  ", 1)[1].strip() for row in rows]
     assert verdicts[0] == "same"  # orjson.loads against itself
@@ -535,6 +603,45 @@ def test_bench_reads_stdin_as_dash(implementation):
     assert done.returncode == 0, done.stderr
     report = orjson.loads(done.stdout)
     assert report["source"] == "<stdin>" and report["messages"] == 6
+
+
+def test_bench_reads_piped_stdin_without_a_file_name(implementation):
+    done = rpcline(implementation, "bench", "--rounds", "1", "--json", input=SESSION)
+    assert done.returncode == 0, done.stderr
+    report = orjson.loads(done.stdout)
+    assert report["source"] == "<stdin>" and report["messages"] == 6
+
+
+def test_bench_without_file_or_piped_stdin_measures_the_corpus():
+    done = subprocess.run([sys.executable, "-m", "rpcline", "bench", "--rounds", "1", "--json"],
+                          stdin=subprocess.DEVNULL, capture_output=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert orjson.loads(done.stdout)["source"].startswith("generated corpus")
+
+
+def test_bench_prints_the_spread_and_warns_on_too_little_input(implementation):
+    garbage = b"INFO a log line, not JSON\n" * 25
+    done = rpcline(implementation, "bench", "--rounds", "5", "--json", input=garbage)
+    assert done.returncode == 0, done.stderr
+    report = orjson.loads(done.stdout)
+    for row in report["contenders"]:
+        assert row["ns_per_message_min"] <= row["ns_per_message"] <= row["ns_per_message_max"]
+    assert any("too little input" in warning for warning in report["warnings"])
+    text = rpcline(implementation, "bench", "--rounds", "5", input=garbage).stdout.decode()
+    assert "min-max" in text and "\nwarning: a pass takes" in text
+
+
+def test_bench_warns_when_the_passes_are_too_far_apart():
+    from rpcline._bench import Timing
+    from rpcline._cli_bench import _untrustworthy
+
+    steady = Timing("orjson.loads", 0.010, 5000, 1, (0.0099, 0.010, 0.010, 0.0101, 0.03))
+    busy = Timing("rpcline.route", 0.010, 5000, 1, (0.005, 0.007, 0.010, 0.013, 0.015))
+    assert steady.fastest == 0.0099 and steady.slowest == 0.03
+    assert _untrustworthy([steady]) == []  # one slow pass does not move the median
+    [warning] = _untrustworthy([steady, busy])
+    assert "rpcline.route" in warning and "busy" in warning
 
 
 @posix
@@ -582,7 +689,7 @@ def test_without_tqdm_a_large_file_gets_one_hint(implementation, tmp_path: Path)
     status, shown, _ = on_terminal(implementation, "check", "-q", str(large), str(large),
                                    hide_tqdm=tmp_path / "no-tqdm")
     assert status == 1
-    assert shown.count(b"pip install rpcline[progress]") == 1
+    assert shown.count(b"pip install '.[progress]'` from a clone") == 1
     assert b"%|" not in shown
     _, shown, _ = on_terminal(implementation, "check", "-q", str(large))
     assert b"pip install" not in shown  # tqdm is installed here: a bar instead
@@ -595,7 +702,8 @@ def test_extra_named_in_the_hint_exists():
 
     extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
     assert "tqdm" in " ".join(extras["project"]["optional-dependencies"]["progress"])
-    assert "rpcline[progress]" in _cli_inputs.HINT
+    assert "'.[progress]'` from a clone" in _cli_inputs.HINT
+    assert "pip install rpcline" not in _cli_inputs.HINT  # no release on PyPI yet
 
 
 # --- memory: 200 MB in, constant memory ---------------------------------------------------------

@@ -65,6 +65,29 @@ def test_read_messages_passes_the_limit_on():
     assert results[0].error.reason == "line exceeds 50 bytes"
 
 
+ROUTED = REQUEST + b"\n" + b"x" * 100 + b"\n" + b'{"jsonrpc":"2.0","id":1,"result":{}}\n'
+
+
+def test_read_messages_takes_classify():
+    routes = list(rpcline.read_messages(io.BytesIO(ROUTED), 50, classify=rpcline.route))
+    assert [r.kind for r in routes] == ["request", "refused", "response"]
+    assert routes[1].error.reason == "line exceeds 50 bytes"  # over-long: a refused Route
+    assert list(rpcline.read_messages(io.BytesIO(ROUTED), 50, classify=len))[::2] == [
+        len(REQUEST), len(b'{"jsonrpc":"2.0","id":1,"result":{}}')]
+    defaults = rpcline.read_messages(io.BytesIO(ROUTED), 50, classify=None)
+    assert list(defaults) == list(rpcline.read_messages(io.BytesIO(ROUTED), 50))
+
+
+def test_aio_messages_takes_classify():
+    async def main() -> list:
+        reader = asyncio.StreamReader()
+        reader.feed_data(ROUTED)
+        reader.feed_eof()
+        return [r async for r in rpcline.aio.messages(reader, 50, classify=rpcline.route)]
+
+    assert [r.kind for r in asyncio.run(main())] == ["request", "refused", "response"]
+
+
 async def _read_all(data_chunks, close_early=False, **options):
     reader = asyncio.StreamReader()
     for chunk in data_chunks:

@@ -43,7 +43,7 @@ def from_parse(impl: ModuleType, line: object) -> tuple:
     kind = KINDS[type(result).__name__]
     id = getattr(result, "id", None)
     method = result.method if kind in ("request", "notification") else None
-    error = getattr(result, "error", None)
+    error = result.error if type(result).__name__ == "Refused" else None
     return (kind, type(id), id, method, *_error(error))
 
 

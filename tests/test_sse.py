@@ -454,6 +454,23 @@ def test_encode_writes_what_the_sdk_server_writes(sse):
     assert sse.encode(bytearray(b"")) == b"event: message\r\ndata: \r\n\r\n"
 
 
+def test_encode_takes_str_as_utf8_as_parse_does(sse, impl):
+    text = '{"jsonrpc":"2.0","id":1,"result":{"text":"é\u2028😀"}}'
+    assert sse.encode(text, id="1") == sse.encode(text.encode(), id="1")
+    [event] = sse.EventStreamParser().feed(sse.encode(text))
+    assert event.message == impl.parse(text)
+    with pytest.raises(ValueError, match="surrogate"):
+        sse.encode('{"a":"\ud800"}')  # not UTF-8, as parse refuses it
+
+
+def test_events_and_parsers_are_subscriptable_as_generics(sse, router):
+    # Annotations like EventStreamParser[Route] evaluate at run time on both implementations.
+    assert sse.EventStreamParser[router.Route].__origin__ is sse.EventStreamParser
+    assert sse.Event[router.Route].__origin__ is sse.Event
+    parser = sse.EventStreamParser[router.Route](classify=router.route)
+    assert [e.message.kind for e in parser.feed(sse.encode(RESPONSE))] == ["response"]
+
+
 def test_encode_matches_sse_starlette_byte_for_byte(sse):
     sse_starlette = pytest.importorskip("sse_starlette", reason="sse-starlette (the SDK's SSE "
                                         "writer) is not installed")
@@ -468,7 +485,7 @@ def test_encode_refuses_what_would_not_come_back(sse, event, id):
     with pytest.raises(ValueError):
         sse.encode(b"{}", event=event, id=id)
     with pytest.raises(TypeError):
-        sse.encode("{}")
+        sse.encode(7)  # type: ignore[arg-type]
 
 
 ONE_LINE = st.text(max_size=8).filter(lambda text: not set(text) & set("\r\n\0"))

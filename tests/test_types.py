@@ -461,3 +461,14 @@ def test_only_a_request_needs_an_id(impl):
 @pytest.mark.parametrize("kind", list(WITH_ID))
 def test_constructors_keep_the_exact_id(impl, kind, value):
     assert WITH_ID[kind](impl, value).id is value
+
+
+def test_client_response_gives_result_and_error_as_the_peer_sent_them(impl):
+    answer = impl.parse(b'{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}')
+    assert answer.result == {"tools": []} and answer.error is None
+    failure = impl.parse(b'{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"no"}}')
+    assert failure.error == {"code": -32601, "message": "no"} and failure.result is None
+    assert not isinstance(failure.error, impl.ProtocolError)  # the raw member, any JSON value
+    assert impl.parse(b'{"jsonrpc":"2.0","id":3,"error":"broken"}').error == "broken"
+    assert impl.parse(b'{"jsonrpc":"2.0","id":4,"result":null}').result is None
+    assert impl.ClientResponse(None, {"result": 5}).result == 5

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import os as _os
 from importlib import import_module as _import_module
-from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
-from importlib.metadata import version as _version
-from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from rpcline._message_py import RequestId
+from rpcline._shared import RequestId
+
+# typing's TYPE_CHECKING without importing typing (orjson does not, and `import rpcline`
+# stays within 1.5x `import orjson`); mypy gives this name the same meaning.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal, TypeAlias
 
 __all__ = (
     "IMPLEMENTATION",
@@ -38,10 +41,7 @@ __all__ = (
     "route",
 )
 
-try:
-    __version__ = _version("rpcline")
-except _PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
+from rpcline._version import __version__ as __version__
 
 _NO_EXTENSIONS = bool(_os.environ.get("RPCLINE_NO_EXTENSIONS"))
 

@@ -22,6 +22,27 @@ class Timing:
     seconds_per_pass: float  # the median pass
     messages: int
     bytes: int
+    passes: tuple[float, ...]  # every timed pass, in seconds: how far to trust the median
+
+    @property
+    def fastest(self) -> float:
+        return min(self.passes)
+
+    @property
+    def slowest(self) -> float:
+        return max(self.passes)
+
+    @property
+    def spread(self) -> float:
+        """The middle half of the passes (quartile to quartile) as a share of the median.
+
+        Quartiles, not the extremes: one pass interrupted by another process says little,
+        a wide middle half says the median itself moved.
+        """
+        if len(self.passes) < 2:
+            return 0.0
+        low, _, high = statistics.quantiles(self.passes, n=4, method="inclusive")
+        return (high - low) / self.seconds_per_pass
 
     @property
     def ns_per_message(self) -> float:
@@ -68,6 +89,6 @@ def interleaved(
                 after_pass()
     size = sum(map(len, lines))
     return [
-        Timing(name, statistics.median(times), len(lines), size)
+        Timing(name, statistics.median(times), len(lines), size, tuple(times))
         for name, times in passes.items()
     ]

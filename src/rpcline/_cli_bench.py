@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
 from typing import Any
 
@@ -22,13 +24,22 @@ from rpcline._cli_shared import (
 )
 
 DEFAULT_ROUNDS = 15
+# Below these, bench warns that its figures are not to be trusted: a pass shorter than a
+# millisecond is dominated by the loop and the timer (25 log lines once read "11x faster"),
+# and a middle half of the passes wider than a tenth of their median says the machine
+# was busy enough to move the median itself.
+MIN_PASS_SECONDS = 1e-3
+MAX_SPREAD = 0.10
 DEFAULT_SAMPLE_COUNT = 1000
 
 BENCH_DESCRIPTION = """\
 Measure rpcline.parse and rpcline.route against a bare orjson.loads on the same lines,
-in interleaved rounds from one Python loop, and print the median pass of each. FILE is
-loaded whole first (blank lines dropped). On a terminal, a progress bar on stderr
-follows the loading and the rounds (with the progress extra: tqdm)."""
+in interleaved rounds from one Python loop, and print the median pass of each with the
+fastest and slowest (a warning follows when the input is too small or the passes too far
+apart to trust). FILE is loaded whole first (blank lines dropped); without FILE, piped
+or redirected standard input is measured, else the embedded generated corpus. On a
+terminal, a progress bar on stderr follows the loading and the rounds (with the progress
+extra: tqdm)."""
 
 BENCH_STATUS = """\
 0  measured
@@ -57,8 +68,9 @@ def add_parsers(commands: Any) -> None:
                       "zcat traffic.jsonl.gz | rpcline bench -"),
     )
     bench.add_argument("file", nargs="?", metavar="FILE",
-                       help="a .jsonl file, - for standard input (default: the embedded "
-                            f"generated corpus, {corpus.DEFAULT_SIZE:,} lines)")
+                       help="a .jsonl file, - for standard input (default: standard input "
+                            "when it is a pipe or a file, else the embedded generated "
+                            f"corpus, {corpus.DEFAULT_SIZE:,} lines)")
     bench.add_argument("--rounds", type=positive_int, default=DEFAULT_ROUNDS, metavar="N",
                        help="timed passes of each contender; the median is reported")
     bench.add_argument("--json", action="store_true",
@@ -90,6 +102,8 @@ def run_sample(args: argparse.Namespace, outcome: Outcome) -> int:
 
 
 def run_bench(args: argparse.Namespace, outcome: Outcome) -> int:
+    if args.file is None and _stdin_holds_data():
+        args.file = STDIN  # `cat FILE | rpcline bench`, as check and classify read it
     if args.file is None:
         lines = corpus.generate(corpus.DEFAULT_SIZE, corpus.DEFAULT_SEED)
         source = f"generated corpus (seed {corpus.DEFAULT_SEED})"
@@ -114,12 +128,41 @@ def run_bench(args: argparse.Namespace, outcome: Outcome) -> int:
     with progress_bar(passes, "measuring", unit="pass") as bar:
         timings = interleaved(contenders, lines, args.rounds,
                               after_pass=None if bar is None else bar.update)
+    warnings = _untrustworthy(timings)
     if args.json:
-        sys.stdout.buffer.write(orjson.dumps(_document(source, lines, args.rounds, timings))
-                                + b"\n")
+        document = _document(source, lines, args.rounds, timings)
+        sys.stdout.buffer.write(orjson.dumps({**document, "warnings": warnings}) + b"\n")
     else:
         _print_table(source, lines, args.rounds, timings)
+        for warning in warnings:
+            print(f"\nwarning: {warning}")
     return outcome.exit_status()
+
+
+def _stdin_holds_data() -> bool:
+    """Whether stdin is a pipe or a redirected file: data given to bench, not a terminal
+    or /dev/null (a shell script's or CI's stdin), which leave bench its generated corpus."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):  # closed, or replaced by a non-file
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
+
+
+def _untrustworthy(timings: list[Timing]) -> list[str]:
+    """Why the figures may mislead: passes too short to time, or rounds too far apart."""
+    warnings = []
+    shortest = min(t.seconds_per_pass for t in timings)
+    if shortest < MIN_PASS_SECONDS:
+        warnings.append(f"a pass takes {shortest * 1e6:,.0f} µs, under "
+                        f"{MIN_PASS_SECONDS * 1e3:g} ms: too little input to time, the "
+                        "ratios are mostly loop and timer noise; measure more lines")
+    widest = max(timings, key=lambda t: t.spread)
+    if widest.spread > MAX_SPREAD:
+        warnings.append(f"the middle half of the passes of {widest.name} ranges over "
+                        f"{widest.spread:.0%} of their median (more than {MAX_SPREAD:.0%}): "
+                        "the machine was busy; measure again, with more --rounds")
+    return warnings
 
 
 def _load(source: Source) -> list[bytes]:
@@ -148,6 +191,8 @@ def _document(source: str, lines: list[bytes], rounds: int,
     floor = timings[0].seconds_per_pass
     rows = [{"contender": t.name, "ns_per_message": t.ns_per_message,
              "messages_per_second": t.messages_per_second,
+             "ns_per_message_min": t.fastest * 1e9 / t.messages,
+             "ns_per_message_max": t.slowest * 1e9 / t.messages,
              "megabytes_per_second": t.megabytes_per_second,
              "ratio_to_orjson": t.seconds_per_pass / floor} for t in timings]
     return {"source": source, "messages": len(lines), "rounds": rounds, "contenders": rows}
@@ -157,14 +202,17 @@ def _print_table(source: str, lines: list[bytes], rounds: int, timings: list[Tim
     floor = timings[0].seconds_per_pass
     size = sum(map(len, lines))
     print(f"{source}: {len(lines):,} messages, {size:,} bytes, "
-          f"median of {rounds} interleaved rounds\n")
+          f"median (and min-max) of {rounds} interleaved rounds\n")
     width = max(len(t.name) for t in timings)
+    spreads = [f"{t.fastest * 1e9 / t.messages:,.0f}-{t.slowest * 1e9 / t.messages:,.0f}"
+               for t in timings]
+    spread_width = max(len("min-max"), *map(len, spreads))
     print(f"{'contender':<{width}}  {'messages/s':>12}  {'MB/s':>8}  {'ns/message':>10}  "
-          f"vs {timings[0].name}")
-    for t in timings:
+          f"{'min-max':>{spread_width}}  vs {timings[0].name}")
+    for t, spread in zip(timings, spreads):
         print(f"{t.name:<{width}}  {t.messages_per_second:>12,.0f}  "
               f"{t.megabytes_per_second:>8,.1f}  {t.ns_per_message:>10,.0f}  "
-              f"{_versus(t.seconds_per_pass / floor)}")
+              f"{spread:>{spread_width}}  {_versus(t.seconds_per_pass / floor)}")
 
 
 def _versus(ratio: float) -> str:

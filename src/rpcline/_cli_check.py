@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -30,6 +31,8 @@ TOP_METHODS = 10
 MAX_METHOD_NAMES = 10_000
 OTHER_METHODS = "(other methods)"
 KINDS = ("request", "notification", "response", "refused")
+SIDES = ("client", "server")
+SERVER_RECORD = ".server.jsonl"  # rpcline proxy --record PREFIX: PREFIX.server.jsonl
 
 CHECK_DESCRIPTION = """\
 Classify every line of FILE (JSON-RPC 2.0 / MCP traffic, one message a line) and report
@@ -77,8 +80,9 @@ def add_parsers(commands: Any) -> None:
                        metavar="N", help="list the first N refusals; count the rest")
     check.add_argument("-q", "--quiet", action="store_true",
                        help="list no refusal, print only the summary (as --max-errors 0)")
+    _add_from(check)
     _add_max_line_bytes(check)
-    check.set_defaults(run=run_check, parser=check)
+    check.set_defaults(run=run_check)
 
     classify = commands.add_parser(
         "classify", help="one JSON line out per message in",
@@ -90,6 +94,7 @@ def add_parsers(commands: Any) -> None:
     classify.add_argument("-q", "--quiet", action="store_true",
                           help="leave refused lines out: output only requests, "
                                "notifications and responses")
+    _add_from(classify)
     _add_max_line_bytes(classify)
     classify.set_defaults(run=run_classify)
 
@@ -104,6 +109,53 @@ def _add_max_line_bytes(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-line-bytes", type=positive_int, default=DEFAULT_MAX_LINE_BYTES,
                         metavar="N", help="a longer line is refused as a parse error "
                                           "without being held in memory")
+
+
+def _add_from(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--from", dest="side", choices=SIDES, default=None,
+                        help="whose lines these are. client: a server reads them, by the "
+                             "card. server: a client reads them; JSON-RPC 2.0 error "
+                             'responses with "id": null (a server\'s answer to an unreadable '
+                             "line) are valid, and no answer is proposed. Default: server "
+                             f"for files named *{SERVER_RECORD} (as rpcline proxy --record "
+                             "writes them), else client")
+
+
+def side_of(name: str, side: str | None) -> str:
+    """Whose lines the file holds: as --from says, else as the proxy's record names it."""
+    if side is not None:
+        return side
+    return "server" if name.endswith(SERVER_RECORD) else "client"
+
+
+def reader(side: str) -> Callable[[bytes], rpcline.Incoming]:
+    """How a line is classified: by the card (``parse``), or as a client reads a server."""
+    return read_from_server if side == "server" else rpcline.parse
+
+
+def read_from_server(line: bytes) -> rpcline.Incoming:
+    """``parse``, except that a server's JSON-RPC 2.0 §5 answer to a line it could not read
+    (``"id": null``, an ``error``, no ``method``) is a response with no id, not a refusal.
+
+    The card refuses a null id because it describes what a server receives; a client
+    reading a server receives such answers legitimately. The test is route's documented
+    reading of a server's output (docs/gateways.md), and the line must be valid once its
+    null is an id, so a null id does not excuse another fault.
+    """
+    message = rpcline.parse(line)
+    if type(message) is rpcline.Refused and message.id is None and _answers_unreadable(line):
+        return rpcline.ClientResponse(None, orjson.loads(line))
+    return message
+
+
+def _answers_unreadable(line: bytes) -> bool:
+    r = rpcline.route(line)
+    if r.kind != "refused" or r.id_span is None or r.error_span is None \
+            or r.method_span is not None:
+        return False
+    start, end = r.id_span
+    return line[start:end] == b"null" and \
+        rpcline.route(line[:start] + b"0" + line[end:]).kind == "response"
 
 
 def describe(number: int, message: rpcline.Incoming) -> dict[str, object]:
@@ -135,7 +187,8 @@ def run_classify(args: argparse.Namespace, outcome: Outcome) -> int:
     terminal = Terminal.current
     several = len(args.files) > 1
     for source in sources(args.files, outcome):
-        for number, message in source.messages(args.max_line_bytes):
+        classify = reader(side_of(source.name, args.side))
+        for number, message in source.messages(args.max_line_bytes, classify):
             if args.quiet and isinstance(message, rpcline.Refused):
                 continue
             row = describe(number, message)
@@ -155,7 +208,7 @@ class CheckReport:
         self.listed = listed
         self.refused: list[dict[str, object]] = []
         self.truncated = 0  # refusals seen but not listed
-        self.unreadable: list[str] = []  # files skipped (stderr named them already)
+        self.unreadable: list[dict[str, str]] = []  # files skipped, each with its reason
 
     def count(self, message: rpcline.Incoming) -> None:
         match message:
@@ -189,10 +242,12 @@ class CheckReport:
                 "unreadable": self.unreadable}
 
 
-def refusal_row(name: str, number: int, message: rpcline.Refused) -> dict[str, object]:
-    """A refusal as check reports it: where, why, and the error response to send."""
-    return {"file": name, **describe(number, message),
-            "response": orjson.loads(rpcline.error_response(message))}
+def refusal_row(name: str, number: int, message: rpcline.Refused,
+                answered: bool = True) -> dict[str, object]:
+    """A refusal as check reports it: where, why, and the error response to send (None
+    for a server's line: a client answering a server's errors could loop forever)."""
+    response = orjson.loads(rpcline.error_response(message)) if answered else None
+    return {"file": name, **describe(number, message), "response": response}
 
 
 def run_check(args: argparse.Namespace, outcome: Outcome) -> int:
@@ -202,12 +257,13 @@ def run_check(args: argparse.Namespace, outcome: Outcome) -> int:
     report = CheckReport(0 if args.quiet else args.max_errors)
     text = not (args.json or args.jsonl)
     for source in sources(args.files, outcome, sniff_binary=True):
-        for number, message in source.messages(args.max_line_bytes):
+        side = side_of(source.name, args.side)
+        for number, message in source.messages(args.max_line_bytes, reader(side)):
             report.count(message)
             if not isinstance(message, rpcline.Refused):
                 continue
             outcome.refused = True
-            row = refusal_row(source.name, number, message)
+            row = refusal_row(source.name, number, message, answered=side == "client")
             if args.jsonl:
                 terminal.line(orjson.dumps(row))
             elif report.keep(row) and text:
@@ -223,7 +279,8 @@ def run_check(args: argparse.Namespace, outcome: Outcome) -> int:
 def _print_refusal(terminal: Terminal, row: dict[str, Any]) -> None:
     terminal.line(f"{row['file']}:{row['line']}: {row['code']} {row['message']}: "
                   f"{row['reason']}".encode())
-    terminal.line(b"    answer: " + orjson.dumps(row["response"]))
+    if row["response"] is not None:
+        terminal.line(b"    answer: " + orjson.dumps(row["response"]))
 
 
 def _print_summary(terminal: Terminal, report: CheckReport, max_errors: int) -> None:

@@ -12,7 +12,7 @@ import importlib
 import os
 import stat
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, BinaryIO
 
@@ -26,13 +26,20 @@ BAR_MIN_BYTES = 32 * 1024 * 1024  # smaller files finish before a bar helps
 HINT_MIN_BYTES = 64 * 1024 * 1024  # a wait long enough to make the hint worth a line
 BAR_STEP_BYTES = 1024 * 1024  # tqdm's update costs about a parse; not once per line
 SNIFF_BYTES = 1024
-HINT = ("rpcline: `pip install rpcline[progress]` (tqdm) shows a progress bar "
-        "for large files")
+HINT = ("rpcline: the progress extra (tqdm) shows a progress bar for large files: "
+        "`pip install '.[progress]'` from a clone of rpcline, or `pip install tqdm`")
 
 
 def warn(text: str) -> None:
     """One line on stderr, through tqdm when a bar is shown there."""
     Terminal.current.echo(f"rpcline: {text}", sys.stderr)
+
+
+def skip(outcome: Outcome, name: str, error: OSError) -> None:
+    """Report a file that cannot be read, on stderr and in ``outcome`` (exit status 2)."""
+    reason = error.strerror or str(error)
+    warn(f"cannot read {name}: {reason}")
+    outcome.unreadable.append({"file": name, "reason": reason})
 
 
 class Terminal:
@@ -117,8 +124,7 @@ class Source:
             try:
                 chunk = self._file.readline(READ_BYTES)
             except OSError as error:
-                warn(f"cannot read {self.name}: {error.strerror or error}")
-                self._outcome.unreadable.append(self.name)
+                skip(self._outcome, self.name, error)
                 return
             if not chunk:
                 return
@@ -134,9 +140,11 @@ class Source:
                     self._unreported = 0
             yield chunk
 
-    def messages(self, max_line_bytes: int) -> Iterator[tuple[int, rpcline.Incoming]]:
+    def messages(
+        self, max_line_bytes: int, classify: Callable[[bytes], rpcline.Incoming] = rpcline.parse
+    ) -> Iterator[tuple[int, rpcline.Incoming]]:
         """Every message with the 1-based number of its physical line (blank lines count)."""
-        parser = rpcline.StreamParser(max_line_bytes)
+        parser = rpcline.StreamParser(max_line_bytes, classify=classify)
         number = 1
         for chunk in self.chunks():
             for message in parser.feed(chunk):
@@ -161,8 +169,7 @@ def sources(names: Sequence[str], outcome: Outcome, *, sniff_binary: bool = Fals
         try:
             file = open(name, "rb")  # noqa: SIM115 - closed below, after the caller's loop
         except OSError as error:
-            warn(f"cannot read {name}: {error.strerror or error}")
-            outcome.unreadable.append(name)
+            skip(outcome, name, error)
             continue
         with file:
             yield from shown(Source(name, file, outcome, sniff_binary))

@@ -17,7 +17,8 @@ class Outcome:
     """What a run has seen so far; the exit status is decided from it, even mid-run."""
 
     refused: bool = False  # only check's status depends on it
-    unreadable: list[str] = field(default_factory=list)  # names of the files skipped
+    # The files skipped: {"file": name, "reason": why} (the reason as stderr gave it).
+    unreadable: list[dict[str, str]] = field(default_factory=list)
 
     def exit_status(self) -> int:
         if self.unreadable:

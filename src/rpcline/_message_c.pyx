@@ -18,7 +18,7 @@ from libc.string cimport memcmp
 
 import orjson
 
-from rpcline._message_py import (
+from rpcline._shared import (
     BAD_ID,
     BAD_JSONRPC,
     BAD_METHOD,
@@ -29,8 +29,6 @@ from rpcline._message_py import (
     STRAY_REASONS,
     UNEXPECTED_CHARACTER,
 )
-# The twin's function, on the error path only (_route_py needs only _message_py).
-from rpcline._scan_py import utf8_reason
 
 cdef extern from "Python.h":
     bint PyDict_CheckExact(object)
@@ -201,6 +199,17 @@ A response (it has ``result`` or ``error``); ``id`` is ``None`` when absent."""
         if self.body is None:  # immutable: a second __init__ is ignored, as for the twin's
             self.id, self.body = id, body
 
+    @property
+    def result(self):
+        """The ``result`` member as decoded, or ``None`` when there is none."""
+        return self.body.get("result")
+
+    @property
+    def error(self):
+        """The ``error`` member as decoded (the peer's, any JSON value: not a
+        ``ProtocolError``), or ``None`` when there is none."""
+        return self.body.get("error")
+
     def __eq__(self, other):
         if type(other) is not ClientResponse:
             return NotImplemented
@@ -337,6 +346,9 @@ cdef str _decode_reason(object line, object error):
     UTF-8: orjson says "surrogates not allowed" for any bad byte, and names no offset."""
     cdef str reason = str(error)
     if reason.startswith(NOT_UTF8):
+        # The twin's function, imported on this error path only: `import rpcline` on the
+        # core loads no pure-Python scanner (issue 26's import cost).
+        from rpcline._scan_py import utf8_reason
         return utf8_reason(line) or reason
     return reason
 

@@ -13,6 +13,16 @@ from typing import Any, ClassVar, Final, TypeAlias
 import orjson
 
 from rpcline._scan_py import utf8_reason
+from rpcline._shared import (
+    BAD_ID,
+    BAD_JSONRPC,
+    BAD_METHOD,
+    BAD_PARAMS,
+    BATCHING,
+    NOT_AN_OBJECT,
+    NOT_UTF8,
+    RequestId,
+)
 
 __all__ = (
     "ClientResponse",
@@ -30,25 +40,6 @@ __all__ = (
     "parse",
 )
 
-RequestId: TypeAlias = int | str
-
-# The reasons a refusal names; both implementations use these exact texts.
-NOT_AN_OBJECT: Final = "a message must be a JSON object"
-BATCHING: Final = "batching is not supported"
-BAD_ID: Final = "id must be an integer or a string"
-BAD_JSONRPC: Final = 'jsonrpc must be "2.0"'
-BAD_METHOD: Final = "method must be a string"
-BAD_PARAMS: Final = "params must be an object"
-# The Cython core refuses a line that cannot start JSON (a log line) before the decoder,
-# in the decoder's own words, so that both implementations give the same reason. The twin
-# just decodes: in Python any check before the decoder costs valid lines more than it
-# saves stray ones.
-UNEXPECTED_CHARACTER: Final = (
-    "unexpected character, expected a JSON value: line 1 column {column} (char {char})"
-)
-# How the decoder's message for text that is not UTF-8 begins (see _decode_reason).
-NOT_UTF8: Final = "str is not valid UTF-8"
-STRAY_REASONS: Final = tuple(UNEXPECTED_CHARACTER.format(column=i + 1, char=i) for i in range(64))
 
 _new = tuple.__new__
 _loads = orjson.loads
@@ -168,6 +159,17 @@ class ClientResponse(_Record):
 
     id: RequestId | None = property(itemgetter(0))  # type: ignore[assignment]
     body: dict[str, Any] = property(itemgetter(1))  # type: ignore[assignment]
+
+    @property
+    def result(self) -> Any:
+        """The ``result`` member as decoded, or ``None`` when there is none."""
+        return self[1].get("result")
+
+    @property
+    def error(self) -> Any:
+        """The ``error`` member as decoded (the peer's, any JSON value: not a
+        ``ProtocolError``), or ``None`` when there is none."""
+        return self[1].get("error")
 
 
 class Refused(_Record):

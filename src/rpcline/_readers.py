@@ -10,11 +10,23 @@ import io
 import os
 import select
 from collections.abc import Callable, Iterator
-from typing import Any, BinaryIO, Final
 
 import rpcline
-from rpcline._message_py import Incoming
-from rpcline._stream_py import DEFAULT_MAX_LINE_BYTES
+from rpcline._shared import DEFAULT_MAX_LINE_BYTES
+
+TYPE_CHECKING = False  # typing's, without importing typing (see rpcline/__init__.py)
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO, Final, TypeVar, overload
+
+    from rpcline import Incoming, Refused, Route, StreamParser
+
+    R = TypeVar("R")
+else:
+
+    def overload(function: object) -> object:
+        """typing.overload's part at run time: the last definition is the one that runs."""
+        return function
+
 
 CHUNK_BYTES: Final = 64 * 1024
 TEXT_STREAM: Final = (
@@ -23,24 +35,51 @@ TEXT_STREAM: Final = (
 )
 
 
+# The type follows classify, as StreamParser's does.
+@overload
+def read_messages(
+    file: BinaryIO, max_line_bytes: int = ..., chunk_bytes: int = ...
+) -> Iterator[Incoming]: ...
+@overload
+def read_messages(
+    file: BinaryIO, max_line_bytes: int = ..., chunk_bytes: int = ...,
+    *, classify: Callable[[bytes], Route],
+) -> Iterator[Route]: ...
+@overload
+def read_messages(
+    file: BinaryIO, max_line_bytes: int = ..., chunk_bytes: int = ...,
+    *, classify: Callable[[bytes], R],
+) -> Iterator[R | Refused]: ...
 def read_messages(
     file: BinaryIO,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     chunk_bytes: int = CHUNK_BYTES,
-) -> Iterator[Incoming]:
+    *,
+    classify: Callable[[bytes], Any] | None = None,
+) -> Iterator[Any]:
     """Yield every message of a binary stream (``sys.stdin.buffer``, a pipe, a socket file).
 
     A line is yielded as soon as its LF arrives (``read1`` returns what is available
     instead of waiting for a full chunk); the last line needs no LF. A non-blocking file
-    is waited on when it has nothing to read, not taken for ended. Bad arguments (a
+    is waited on when it has nothing to read, not taken for ended. Each line goes to
+    ``classify``, as in ``StreamParser``: ``rpcline.parse`` (the default, also for
+    ``None``), ``rpcline.route``, or any callable taking bytes. Bad arguments (a
     text-mode file, a chunk size below 1, a bad limit) raise here, not at the first read.
     """
     check_arguments("read_messages", file, chunk_bytes)
-    parser = rpcline.StreamParser(max_line_bytes)
-    return _messages(file, parser, chunk_bytes)
+    return _messages(file, stream_parser(max_line_bytes, classify), chunk_bytes)
 
 
-def _messages(file: BinaryIO, parser: Any, chunk_bytes: int) -> Iterator[Incoming]:
+def stream_parser(
+    max_line_bytes: int, classify: Callable[[bytes], Any] | None
+) -> StreamParser[Any]:
+    """The readers' parser: the implementation's ``parse`` unless told another classify."""
+    if classify is None:
+        return rpcline.StreamParser(max_line_bytes)
+    return rpcline.StreamParser(max_line_bytes, classify=classify)
+
+
+def _messages(file: BinaryIO, parser: StreamParser[Any], chunk_bytes: int) -> Iterator[Any]:
     read: Callable[[int], Any] = getattr(file, "read1", file.read)
     while chunk := _read(file, read, chunk_bytes):
         if isinstance(chunk, str):  # a text stream that is no io.TextIOBase

@@ -23,7 +23,7 @@ from rpcline._scan_c cimport (
     E_MEMORY, V_ARRAY, V_INTEGER, V_OBJECT, V_STRING, Scan, Span, cursor, _integer,
     _is_version_2_0, _method_name, _prefix_id, _reason, _reset, _scan, _text,
 )
-from rpcline._message_py import (
+from rpcline._shared import (
     BAD_ID as _BAD_ID,
     BAD_JSONRPC as _BAD_JSONRPC,
     BAD_METHOD as _BAD_METHOD,
@@ -31,7 +31,7 @@ from rpcline._message_py import (
     BATCHING as _BATCHING,
     NOT_AN_OBJECT as _NOT_AN_OBJECT,
 )
-from rpcline._route_py import (
+from rpcline._shared import (
     KINDS,
     NO_ID,
     NOT_FORWARDED,

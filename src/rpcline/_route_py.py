@@ -20,25 +20,13 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Any, Final, Literal, TypeAlias
 
-import orjson
-
 from rpcline._message_py import (
-    BAD_ID,
-    BAD_JSONRPC,
-    BAD_METHOD,
-    BAD_PARAMS,
-    BATCHING,
-    NOT_AN_OBJECT,
     InvalidParams,
     InvalidRequest,
     ParseError,
     ProtocolError,
-    RequestId,
 )
 from rpcline._scan_py import (
-    INT_MAX,
-    INT_MIN,
-    STR_SURROGATE,
     V_ARRAY,
     V_INTEGER,
     V_OBJECT,
@@ -54,12 +42,25 @@ from rpcline._scan_py import (
     prefix_id,
 )
 
+from rpcline._shared import (
+    BAD_ID,
+    BAD_JSONRPC,
+    BAD_METHOD,
+    BAD_PARAMS,
+    BATCHING,
+    KINDS,
+    NO_ID,
+    NOT_AN_OBJECT,
+    NOT_FORWARDED,
+    REPR_FIELDS,
+    STR_SURROGATE,
+    RequestId,
+    encode_id,
+)
+
 __all__ = ("Kind", "Route", "Span", "encode_id", "prefix_id", "refusal", "route")
 
 Kind: TypeAlias = Literal["request", "notification", "response", "refused"]
-KINDS: Final = ("request", "notification", "response", "refused")
-NO_ID: Final = "the line has no id member to replace"
-NOT_FORWARDED: Final = "only a request or a response carries an id to replace"
 
 _new = tuple.__new__
 
@@ -148,20 +149,6 @@ class Route(tuple):  # type: ignore[type-arg]
         if self[8] is None:
             return (refusal, (self[3], self[1]))
         return (route, (self[8],))
-
-
-REPR_FIELDS: Final = ("kind", "id", "method", "error", "id_span", "method_span",
-                      "params_span", "result_span", "error_span")  # fmt: skip
-
-
-def encode_id(new_id: object) -> bytes:
-    """The JSON of an id to splice in: an exact int orjson reads back as int, or a str."""
-    if type(new_id) is int:
-        if not INT_MIN <= new_id <= INT_MAX:
-            raise ValueError(f"an id must be within {INT_MIN}..{INT_MAX} to stay an integer")
-    elif type(new_id) is not str:
-        raise TypeError(f"a request id is an int or a str, not {type(new_id).__name__}")
-    return orjson.dumps(new_id)
 
 
 def _route(

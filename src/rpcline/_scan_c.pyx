@@ -26,7 +26,7 @@ from libc.string cimport memcmp, memcpy
 from rpcline._message_c cimport (
     M_ERROR, M_ID, M_JSONRPC, M_METHOD, M_OTHER, M_PARAMS, M_RESULT, Member, member_named
 )
-from rpcline._scan_py import (
+from rpcline._shared import (
     CAPABILITIES_KEY as _CAPABILITIES_KEY_TEXT,
     CUT_TOLERANCE as _CUT_TOLERANCE,
     INNER_NAME_BYTES as _INNER_NAME_BYTES,

@@ -16,52 +16,40 @@ come from orjson, which is exact and keeps the module short.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Final, TypeAlias
+from typing import Final, TypeAlias
 
 import orjson
 
-if TYPE_CHECKING:
-    from rpcline._message_py import RequestId
+from rpcline._shared import (
+    CAPABILITIES_KEY,
+    CUT_TOLERANCE,
+    E_CHARACTER,
+    E_CONTROL,
+    E_DEPTH,
+    E_END,
+    E_ESCAPE,
+    E_INFINITE,
+    E_LEADING_ZERO,
+    E_LITERAL,
+    E_SURROGATE,
+    E_TRAILING,
+    E_UTF8,
+    ERROR_TEXTS,
+    INFINITY_THRESHOLD,
+    INT_MAX,
+    INT_MIN,
+    MAX_DEPTH,
+    STR_SURROGATE,
+    UNEXPECTED_REASONS,
+    VERSION_KEY,
+    RequestId,
+)
 
 Span: TypeAlias = tuple[int, int]
 
 # What the scanner reads: a line, or a stream's pending bytearray (prefix_id).
 Data: TypeAlias = bytes | bytearray
 
-# orjson's nesting limit: 1024 levels of arrays and objects, a 1025th is refused.
-MAX_DEPTH: Final = 1024
-# The 309 digits of 2**1024 - 2**970: the least decimal that rounds to infinity as a
-# double (the tie rounds to even, which is infinity). orjson refuses infinite numbers.
-INFINITY_THRESHOLD: Final = str(2**1024 - 2**970).encode()
-# orjson decodes integers in this range as int, anything beyond as a float.
-INT_MIN: Final = -(2**63)
-INT_MAX: Final = 2**64 - 1
-
-# Parse errors, by kind (E_* here and in the Cython enum, same order); a reason reads
-# "<text> at byte <offset>".
-E_NONE, E_END, E_CHARACTER, E_LITERAL, E_CONTROL, E_ESCAPE, E_SURROGATE, E_UTF8 = range(8)
-E_LEADING_ZERO, E_INFINITE, E_DEPTH, E_TRAILING, E_MEMORY = range(8, 13)
-ERROR_TEXTS: Final = (
-    "no error",
-    "unexpected end of data",
-    "unexpected character",
-    "invalid literal",
-    "control character in a string",
-    "invalid escape",
-    "lone surrogate escape",
-    "invalid UTF-8",
-    "leading zero in a number",
-    "number is infinite as a double",
-    f"nesting deeper than {MAX_DEPTH} levels",
-    "content after the document",
-    "out of memory",
-)
-# A log line on stdout is refused at its first byte: those reasons are ready.
-UNEXPECTED_REASONS: Final = tuple(f"unexpected character at byte {i}" for i in range(64))
-STR_SURROGATE: Final = "str is not valid UTF-8: a surrogate at char {}"
-# A cut can leave a token unfinished where the scanner sees it as an error, not as the
-# end: an escaped surrogate pair (``\\ud83d\\ude00``) is 12 bytes, a UTF-8 sequence 4.
-CUT_TOLERANCE: Final = 12
 
 # What a scanned value was (V_*), and what a string needs to be decoded (S_*).
 V_STRING, V_INTEGER, V_FLOAT, V_LITERAL, V_OBJECT, V_ARRAY = range(6)
@@ -81,14 +69,10 @@ _MEMBERS: Final = {
 # arguments and _meta in params (level 0), the protocol version and client capabilities
 # in _meta (level 1). The core's Inner enum.
 N_NAME, N_URI, N_ARGUMENTS, N_META, N_VERSION, N_CAPABILITIES, N_COUNT, N_OTHER = range(8)
-VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
-CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
 _INNER: Final = (
     {b"name": N_NAME, b"uri": N_URI, b"arguments": N_ARGUMENTS, b"_meta": N_META},
     {VERSION_KEY.encode(): N_VERSION, CAPABILITIES_KEY.encode(): N_CAPABILITIES},
 )
-# The core decodes an escaped inner name up to this many bytes (none it looks for is longer).
-INNER_NAME_BYTES: Final = 48
 # What the scanner notes of an inner member: its span, value kind and string flags.
 Noted: TypeAlias = tuple[Span, int, int]
 

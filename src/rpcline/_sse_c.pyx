@@ -18,7 +18,8 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.string cimport memchr, memcmp, memcpy, memmove
 
 from rpcline._message_c cimport ParseError, Refused, _parse_decodable
-from inspect import Parameter, Signature  # importlib.metadata loads inspect anyway
+from inspect import Parameter, Signature  # orjson loads inspect anyway
+from types import GenericAlias
 
 from rpcline._message_c import parse
 from rpcline._route_c cimport _refusal
@@ -93,6 +94,10 @@ cdef class Event:
     cdef readonly object retry
     cdef readonly object message
 
+    # Subscriptable as the twin's Generic class is (Event[Route]): the type is for
+    # type checkers, the class the same.
+    __class_getitem__ = classmethod(GenericAlias)
+
     __match_args__ = ("event", "id", "retry", "message")
 
     def __init__(self, event="message", id="", retry=None, message=None):
@@ -159,6 +164,10 @@ cdef class EventStreamParser:
                   default=DEFAULT_MAX_EVENT_BYTES),
         Parameter("classify", Parameter.KEYWORD_ONLY, default=parse),
     ])
+
+    # Subscriptable as the twin's Generic class is (EventStreamParser[Route]): the type is for
+    # type checkers, the class the same.
+    __class_getitem__ = classmethod(GenericAlias)
 
     def __cinit__(self, max_event_bytes=DEFAULT_MAX_EVENT_BYTES, *, classify=parse):
         if type(max_event_bytes) is not int:

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from operator import itemgetter
-from typing import Any, Final, Self
+from typing import Any, Final, Generic, Self, TypeVar, overload
 
 from rpcline import _route_py
-from rpcline._message_py import ParseError, Refused, parse
+from rpcline._message_py import Incoming, ParseError, Refused, parse
 
 __all__ = ("DEFAULT_MAX_EVENT_BYTES", "Event", "EventStreamParser", "encode")
 
@@ -31,9 +31,13 @@ _LINE_END: Final = re.compile(rb"[\r\n]")
 _SDK_HEAD: Final = b"event: message\r\ndata: "
 _JSON_SPACE: Final = b" \t\r\n"
 _new = tuple.__new__
+# What an event carries: classify's results, and its refusals of over-long events.
+T = TypeVar("T", covariant=True)
+# What a given classify returns.
+R = TypeVar("R")
 
 
-class Event(tuple):  # type: ignore[type-arg]
+class Event(tuple, Generic[T]):  # type: ignore[type-arg]
     """One dispatched event: its type, the stream's last event id and reconnection time
     when it was dispatched, and ``classify``'s result for its data (``None`` when the data
     holds only JSON whitespace, as in the empty priming event a resumable server sends).
@@ -43,14 +47,15 @@ class Event(tuple):  # type: ignore[type-arg]
     __match_args__ = ("event", "id", "retry", "message")
 
     def __new__(
-        cls, event: str = "message", id: str = "", retry: int | None = None, message: Any = None
+        cls, event: str = "message", id: str = "", retry: int | None = None,
+        message: T | None = None,
     ) -> Self:
         return _new(cls, (event, id, retry, message))
 
     event: str = property(itemgetter(0))  # type: ignore[assignment]
     id: str = property(itemgetter(1))  # type: ignore[assignment]
     retry: int | None = property(itemgetter(2))  # type: ignore[assignment]
-    message: Any = property(itemgetter(3))  # type: ignore[assignment]
+    message: T | None = property(itemgetter(3))  # type: ignore[assignment]
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not Event:
@@ -70,7 +75,7 @@ class Event(tuple):  # type: ignore[type-arg]
         return (Event, tuple(self))
 
 
-class EventStreamParser:
+class EventStreamParser(Generic[T]):
     """Classifies the events of a ``text/event-stream`` from chunks cut anywhere.
 
     Each event's data goes to ``classify`` as bytes: ``parse`` (the default), ``route``,
@@ -87,6 +92,19 @@ class EventStreamParser:
                  "_discarding", "_event", "_id", "_in_line", "_limit", "_line", "_retry",
                  "_span")  # fmt: skip
 
+    # The type follows classify, as StreamParser's does.
+    @overload
+    def __init__(self: EventStreamParser[Incoming], max_event_bytes: int = ...) -> None: ...
+    @overload
+    def __init__(
+        self: EventStreamParser[_route_py.Route], max_event_bytes: int = ...,
+        *, classify: Callable[[bytes], _route_py.Route],
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: EventStreamParser[R | Refused], max_event_bytes: int = ...,
+        *, classify: Callable[[bytes], R],
+    ) -> None: ...
     def __init__(
         self,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
@@ -132,7 +150,7 @@ class EventStreamParser:
         """What the parser holds for the current event between chunks (data and line)."""
         return len(self._data) + len(self._line) + self._data_prefix
 
-    def feed(self, chunk: bytes | bytearray | memoryview) -> list[Event]:
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[Event[T]]:
         """The events this chunk completes; the unfinished one is kept for later."""
         if self._closed:
             raise ValueError("feed() after close()")
@@ -149,7 +167,7 @@ class EventStreamParser:
             data = data.removeprefix(BOM)
         return self._lines(data)
 
-    def close(self) -> list[Event]:
+    def close(self) -> list[Event[T]]:
         """End the stream: an unfinished event is discarded (WHATWG), so this gives []."""
         self._closed = True
         self._line.clear()
@@ -393,18 +411,21 @@ def _text(value: bytes | bytearray) -> str:
 
 
 def encode(
-    message: bytes | bytearray | memoryview, event: str = "message", id: str | None = None
+    message: bytes | bytearray | memoryview | str, event: str = "message", id: str | None = None
 ) -> bytes:
     """``message`` as one SSE event, in the form the MCP SDK's server writes (sse-starlette).
 
     Fields in its order, ``id`` (when given), ``event``, then one ``data`` line per line of
     the message (split at CRLF, CR or LF, which the reader joins with LF), each line and the
     event ended with CRLF. A type or id holding CR or LF (it would end its line) or an id
-    holding NUL (the reader would ignore it) is a ``ValueError``.
+    holding NUL (the reader would ignore it) is a ``ValueError``. A ``str`` is encoded as
+    UTF-8, as ``parse`` reads one (a lone surrogate is a ``ValueError``).
     """
-    if not isinstance(message, bytes | bytearray | memoryview):
+    if isinstance(message, str):
+        message = message.encode()  # UnicodeEncodeError, a ValueError, names the surrogate
+    elif not isinstance(message, bytes | bytearray | memoryview):
         raise TypeError(
-            f"encode() takes bytes, bytearray or memoryview, not {type(message).__name__}"
+            f"encode() takes str, bytes, bytearray or memoryview, not {type(message).__name__}"
         )
     head = b""
     if id is not None:

@@ -18,9 +18,10 @@ from rpcline._route_c cimport _refusal
 from rpcline._scan_c cimport _prefix_id
 from rpcline._route_c import route
 
-from rpcline._stream_py import DEFAULT_MAX_LINE_BYTES, LINE_TOO_LONG, not_lines
+from rpcline._shared import DEFAULT_MAX_LINE_BYTES, LINE_TOO_LONG, not_lines
 
-from inspect import Parameter, Signature  # importlib.metadata loads inspect anyway
+from inspect import Parameter, Signature  # orjson loads inspect anyway
+from types import GenericAlias
 
 cdef const char* BOM = b"\xef\xbb\xbf"
 # parse_lines holds a whole buffer anyway, so it needs no limit of its own.
@@ -74,6 +75,10 @@ cdef class StreamParser:
         Parameter("max_line_bytes", Parameter.POSITIONAL_OR_KEYWORD, default=DEFAULT_MAX_LINE_BYTES),
         Parameter("classify", Parameter.KEYWORD_ONLY, default=parse),
     ])
+
+    # Subscriptable as the twin's Generic class is (StreamParser[Route]): the type is for
+    # type checkers, the class the same.
+    __class_getitem__ = classmethod(GenericAlias)
 
     def __cinit__(self, max_line_bytes=DEFAULT_MAX_LINE_BYTES, *, classify=parse):
         if type(max_line_bytes) is not int:

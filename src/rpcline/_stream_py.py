@@ -7,18 +7,20 @@ as ``parse`` gives it. A UTF-8 BOM is skipped at the very start of a stream or b
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, Generic, TypeVar, overload
 
 from rpcline import _route_py
 from rpcline._message_py import Incoming, ParseError, Refused, parse
+from rpcline._shared import DEFAULT_MAX_LINE_BYTES, LINE_TOO_LONG, not_lines
 
 __all__ = ("DEFAULT_MAX_LINE_BYTES", "StreamParser", "parse_lines")
 
-DEFAULT_MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 BOM: Final = b"\xef\xbb\xbf"
-LINE_TOO_LONG: Final = "line exceeds {limit} bytes"
+# What a parser yields: classify's results, and its refusals of over-long lines.
+T = TypeVar("T", covariant=True)
+# What a given classify returns.
+R = TypeVar("R")
 _JSON_SPACE: Final = b" \t\r"
 
 
@@ -33,7 +35,7 @@ def parse_lines(data: bytes | bytearray | memoryview | str) -> list[Incoming]:
     return parser.feed(data) + parser.close()
 
 
-class StreamParser:
+class StreamParser(Generic[T]):
     """Classifies lines from chunks cut anywhere, with memory bounded by ``max_line_bytes``.
 
     Each line's bytes go to ``classify``: ``parse`` (the default), ``route``, or any
@@ -47,6 +49,20 @@ class StreamParser:
 
     __slots__ = ("_at_start", "_classify", "_closed", "_discarding", "_limit", "_pending")
 
+    # The type follows classify: parse (the default) gives Incoming, route gives Route,
+    # and any other callable its own results or the Refused of an over-long line.
+    @overload
+    def __init__(self: StreamParser[Incoming], max_line_bytes: int = ...) -> None: ...
+    @overload
+    def __init__(
+        self: StreamParser[_route_py.Route], max_line_bytes: int = ...,
+        *, classify: Callable[[bytes], _route_py.Route],
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: StreamParser[R | Refused], max_line_bytes: int = ...,
+        *, classify: Callable[[bytes], R],
+    ) -> None: ...
     def __init__(
         self,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
@@ -74,7 +90,7 @@ class StreamParser:
     def classify(self) -> Callable[[bytes], Any]:
         return self._classify
 
-    def feed(self, chunk: bytes | bytearray | memoryview) -> list[Incoming]:
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[T]:
         """Classify the lines this chunk completes; keep the unfinished one for later."""
         if self._closed:
             raise ValueError("feed() after close()")
@@ -90,21 +106,21 @@ class StreamParser:
                 data = data[len(BOM) :]
         return self._split(data)
 
-    def close(self) -> list[Incoming]:
+    def close(self) -> list[T]:
         """Classify the final line if it had no LF; the parser takes no more input."""
         if self._closed:
             return []
         self._closed = True
         self._at_start = False
-        results: list[Incoming] = []
+        results: list[T] = []
         if not self._discarding:
             self._append(results, bytes(self._pending))
         self._drop_pending()
         self._discarding = False
         return results
 
-    def _split(self, data: bytes) -> list[Incoming]:
-        results: list[Incoming] = []
+    def _split(self, data: bytes) -> list[T]:
+        results: list[T] = []
         limit = self._limit
         start = 0
         end = data.find(b"\n")
@@ -158,17 +174,6 @@ class StreamParser:
 
 # parse_lines holds a whole buffer anyway, so it needs no limit of its own.
 _UNLIMITED: Final = 2**62
-
-
-def not_lines(data: object) -> str:
-    """The TypeError message of parse_lines for ``data``; a file gets a pointer onwards."""
-    message = f"parse_lines() takes str, bytes, bytearray or memoryview, not {type(data).__name__}"
-    if isinstance(data, io.TextIOBase):
-        return (f"{message}, a text stream: open the file in binary mode ('rb'), or use "
-                "sys.stdin.buffer instead of sys.stdin, and pass it to read_messages()")
-    if isinstance(data, io.IOBase):
-        return f"{message}, a file: pass it to read_messages(), or its contents"
-    return message
 
 
 def _chunk_bytes(chunk: object) -> bytes:

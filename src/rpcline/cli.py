@@ -29,7 +29,9 @@ STATUS = """\
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args, extra = build_parser().parse_known_args(argv)
+    if extra:  # argparse would blame the top-level command; the sub-command's usage helps
+        args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
     outcome = Outcome()
     try:
         status = int(args.run(args, outcome))
@@ -69,4 +71,6 @@ def build_parser() -> argparse.ArgumentParser:
     from rpcline import _proxy_cli  # asyncio and the relay load only with the command
 
     _proxy_cli.add_parser(commands, positive_int)
+    for sub in commands.choices.values():  # each sub-command reports its own errors
+        sub.set_defaults(parser=sub)
     return parser

@@ -1,0 +1,109 @@
+"""What both implementations share: the request id type, the texts and the limits.
+
+It imports nothing of rpcline, so every module may import it and every import arrow
+points down to it. The Cython core takes its constants from here, not from the twin's
+modules: ``import rpcline`` on the core loads no pure-Python rule and none of ``typing``.
+"""
+
+from __future__ import annotations
+
+import io
+
+import orjson
+
+TYPE_CHECKING = False  # typing's own costs an import of typing; mypy reads this name too
+if TYPE_CHECKING:
+    from typing import Final, TypeAlias
+
+RequestId: TypeAlias = int | str
+
+# --- the reasons a refusal names; both implementations use these exact texts -------------
+NOT_AN_OBJECT: Final = "a message must be a JSON object"
+BATCHING: Final = "batching is not supported"
+BAD_ID: Final = "id must be an integer or a string"
+BAD_JSONRPC: Final = 'jsonrpc must be "2.0"'
+BAD_METHOD: Final = "method must be a string"
+BAD_PARAMS: Final = "params must be an object"
+# The Cython core refuses a line that cannot start JSON (a log line) before the decoder,
+# in the decoder's own words, so that both implementations give the same reason. The twin
+# just decodes: in Python any check before the decoder costs valid lines more than it
+# saves stray ones.
+UNEXPECTED_CHARACTER: Final = (
+    "unexpected character, expected a JSON value: line 1 column {column} (char {char})"
+)
+# How the decoder's message for text that is not UTF-8 begins (see _decode_reason).
+NOT_UTF8: Final = "str is not valid UTF-8"
+STRAY_REASONS: Final = tuple(UNEXPECTED_CHARACTER.format(column=i + 1, char=i) for i in range(64))
+
+# --- the scanner's limits and its parse errors ---------------------------------------------
+# orjson's nesting limit: 1024 levels of arrays and objects, a 1025th is refused.
+MAX_DEPTH: Final = 1024
+# The 309 digits of 2**1024 - 2**970: the least decimal that rounds to infinity as a
+# double (the tie rounds to even, which is infinity). orjson refuses infinite numbers.
+INFINITY_THRESHOLD: Final = str(2**1024 - 2**970).encode()
+# orjson decodes integers in this range as int, anything beyond as a float.
+INT_MIN: Final = -(2**63)
+INT_MAX: Final = 2**64 - 1
+
+# Parse errors, by kind (E_* here and in the Cython enum, same order); a reason reads
+# "<text> at byte <offset>".
+E_NONE, E_END, E_CHARACTER, E_LITERAL, E_CONTROL, E_ESCAPE, E_SURROGATE, E_UTF8 = range(8)
+E_LEADING_ZERO, E_INFINITE, E_DEPTH, E_TRAILING, E_MEMORY = range(8, 13)
+ERROR_TEXTS: Final = (
+    "no error",
+    "unexpected end of data",
+    "unexpected character",
+    "invalid literal",
+    "control character in a string",
+    "invalid escape",
+    "lone surrogate escape",
+    "invalid UTF-8",
+    "leading zero in a number",
+    "number is infinite as a double",
+    f"nesting deeper than {MAX_DEPTH} levels",
+    "content after the document",
+    "out of memory",
+)
+# A log line on stdout is refused at its first byte: those reasons are ready.
+UNEXPECTED_REASONS: Final = tuple(f"unexpected character at byte {i}" for i in range(64))
+STR_SURROGATE: Final = "str is not valid UTF-8: a surrogate at char {}"
+# A cut can leave a token unfinished where the scanner sees it as an error, not as the
+# end: an escaped surrogate pair (``\\ud83d\\ude00``) is 12 bytes, a UTF-8 sequence 4.
+CUT_TOLERANCE: Final = 12
+VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
+# The core decodes an escaped inner name up to this many bytes (none it looks for is longer).
+INNER_NAME_BYTES: Final = 48
+
+# --- routes ------------------------------------------------------------------------------
+KINDS: Final = ("request", "notification", "response", "refused")
+NO_ID: Final = "the line has no id member to replace"
+NOT_FORWARDED: Final = "only a request or a response carries an id to replace"
+REPR_FIELDS: Final = ("kind", "id", "method", "error", "id_span", "method_span",
+                      "params_span", "result_span", "error_span")  # fmt: skip
+
+
+def encode_id(new_id: object) -> bytes:
+    """The JSON of an id to splice in: an exact int orjson reads back as int, or a str."""
+    if type(new_id) is int:
+        if not INT_MIN <= new_id <= INT_MAX:
+            raise ValueError(f"an id must be within {INT_MIN}..{INT_MAX} to stay an integer")
+    elif type(new_id) is not str:
+        raise TypeError(f"a request id is an int or a str, not {type(new_id).__name__}")
+    return orjson.dumps(new_id)
+
+
+# --- streams -----------------------------------------------------------------------------
+DEFAULT_MAX_LINE_BYTES: Final = 16 * 1024 * 1024
+LINE_TOO_LONG: Final = "line exceeds {limit} bytes"
+
+
+def not_lines(data: object) -> str:
+    """The TypeError message of parse_lines for ``data``; a file gets a pointer onwards."""
+    message = f"parse_lines() takes str, bytes, bytearray or memoryview, not {type(data).__name__}"
+    if isinstance(data, io.TextIOBase):
+        return (f"{message}, a text stream: open the file in binary mode ('rb'), or use "
+                "sys.stdin.buffer instead of sys.stdin, and pass it to read_messages()")
+    if isinstance(data, io.IOBase):
+        return f"{message}, a file: pass it to read_messages(), or its contents"
+    return message
