@@ -15,9 +15,6 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).parents[1] / "src" / "rpcline"
-# issue 26.11's second half, the proxy / _relay / _stdio ring, is being untangled on its
-# own branch; drop this exclusion once it has landed.
-ELSEWHERE = {"proxy", "_relay", "_stdio", "_proxy_cli"}
 _PYX_IMPORT = re.compile(r"^\s*(?:from\s+rpcline\.(\w+)\s+c?import|import\s+rpcline\.(\w+))",
                          re.MULTILINE)
 
@@ -43,8 +40,8 @@ def imports(path: Path) -> set[str]:
 def graph() -> dict[str, set[str]]:
     modules = {p.stem: p for p in [*PACKAGE.glob("*.py"), *PACKAGE.glob("*.pyx")]
                if p.stem != "__init__"}
-    return {name: imports(path) & modules.keys() - ELSEWHERE - {name}
-            for name, path in modules.items() if name not in ELSEWHERE}
+    return {name: imports(path) & modules.keys() - {name}
+            for name, path in modules.items()}
 
 
 def circle(edges: dict[str, set[str]]) -> list[str] | None:
