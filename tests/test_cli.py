@@ -195,6 +195,9 @@ def test_bench_json_on_a_file(implementation, tmp_path: Path):
     assert f"rpcline.parse ({implementation})" in names
     assert all(row["ns_per_message"] > 0 for row in report["contenders"])
     assert report["messages"] == 6
+    # which build was measured (issue 23: a figure of the twin must not pass for the core's)
+    built = "the Cython core, optimised" if implementation == "cython" else "pure-Python twin"
+    assert report["build"].startswith("rpcline ") and built in report["build"]
 
 
 # --- helpers for the tests below -------------------------------------------------------------
@@ -591,7 +594,9 @@ def test_bench_table_says_faster_or_slower_in_words(implementation, tmp_path: Pa
     done = rpcline(implementation, "bench", str(path), "--rounds", "1")
     assert done.returncode == 0, done.stderr
     table = done.stdout.decode().split("\nwarning:")[0]  # 6 lines: a warning may follow
-    header, *rows = [line for line in table.splitlines()[2:] if line]
+    build, *table_lines = table.splitlines()
+    assert build.startswith("measuring rpcline ")
+    header, *rows = [line for line in table_lines[2:] if line]
     assert header.endswith("vs orjson.loads") and "ratio" not in header
     verdicts = [row.rsplit("  ", 1)[1].strip() for row in rows]
     assert verdicts[0] == "same"  # orjson.loads against itself

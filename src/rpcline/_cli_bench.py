@@ -13,6 +13,7 @@ import orjson
 import rpcline
 from rpcline import _message_py, corpus
 from rpcline._bench import Timing, interleaved
+from rpcline._build_info import describe
 from rpcline._cli_inputs import STDIN, Source, hint_once, progress_bar, sources
 from rpcline._cli_shared import (
     HelpFormatter,
@@ -129,10 +130,13 @@ def run_bench(args: argparse.Namespace, outcome: Outcome) -> int:
         timings = interleaved(contenders, lines, args.rounds,
                               after_pass=None if bar is None else bar.update)
     warnings = _untrustworthy(timings)
+    build = describe()  # a figure means something only for the build it was taken on
     if args.json:
         document = _document(source, lines, args.rounds, timings)
-        sys.stdout.buffer.write(orjson.dumps({**document, "warnings": warnings}) + b"\n")
+        sys.stdout.buffer.write(
+            orjson.dumps({**document, "build": build, "warnings": warnings}) + b"\n")
     else:
+        print(f"measuring {build}")
         _print_table(source, lines, args.rounds, timings)
         for warning in warnings:
             print(f"\nwarning: {warning}")
