@@ -812,7 +812,8 @@ def check_request(body, headers, *, versions=VERSIONS, tools=None):
 
 cdef Verdict _ladder(Route r, Scan* s, object error, object headers, Folded* fold,
                      dict folded, dict duplicated, tuple supported, object tools):
-    """The rungs after the fold; every object ``fold`` points into is held meanwhile."""
+    """The rungs after the fold: the twin's ``check_request`` from its fold on, apart so
+    that one try/finally releases what ``_hold`` took, whichever rung answers."""
     cdef Folded* sent = NULL if headers is None else fold
     if r._id.start < 0 and not (type(error) is InvalidRequest
                                 and error.reason in _NOT_OBJECTS):
