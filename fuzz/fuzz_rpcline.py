@@ -4,8 +4,11 @@
 Every input goes through ``tests/_oracle.py``'s ``check``: ``parse`` in every input form,
 ``parse_lines`` and a chunked ``StreamParser`` on the Cython core and the pure-Python twin,
 compared field by field and against the per-line model, and ``route`` on every block scan
-of long strings the build has (SSE2, AVX2). A disagreement is an
-``AssertionError``, anything else raised is a crash: libFuzzer stops and writes the input.
+of long strings the build has (SSE2, AVX2), and through ``tests/_http_oracle.py``'s
+``check_http``: ``http.check_request`` on the input as a POST (a body, then optionally
+header lines), both implementations, with and without ``tools``, never raising and
+agreeing. A disagreement is an ``AssertionError``, anything else raised is a crash:
+libFuzzer stops and writes the input.
 
 Run it through ``fuzz/run.sh`` (it builds the extension with clang for coverage); by hand:
 
@@ -27,9 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 with atheris.instrument_imports(include=["rpcline"]):
     from rpcline import _message_c, _message_py, _stream_c, _stream_py
     from rpcline import _route_py  # noqa: F401  (instrumented here; the oracle routes)
-    from rpcline import _route_c, _scan_c
+    from rpcline import _http_c, _http_py, _route_c, _scan_c
 
-from _oracle import check, describe_route  # noqa: E402  (after the path set-up)
+from _http_oracle import check_http  # noqa: E402  (after the path set-up)
+from _oracle import check, describe_route  # noqa: E402
 
 C = (_message_c, _stream_c)
 PY = (_message_py, _stream_py)
@@ -46,6 +50,7 @@ def test_one_input(data: bytes) -> None:
         got = describe_route(_route_c.route(data))
         _scan_c.use_simd_path(FASTEST)
         assert got == expected, (path, data, got, expected)
+    check_http(data, _http_c, _http_py)
 
 
 def main() -> None:

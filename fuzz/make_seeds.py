@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rpcline.corpus import generate
+from rpcline.corpus import generate, iter_http
 
 R = b'{"jsonrpc":"2.0",'
 SEEDS: dict[str, bytes] = {
@@ -70,6 +70,23 @@ SEEDS: dict[str, bytes] = {
     "long-non-ascii": R + b'"id":1,"result":"' + "café 中文 😀 ".encode() * 10 + b'"}',
     "long-unicode-escapes": R + b'"id":1,"result":"' + b"\\u00e9\\ud83d\\ude00 ab" * 12 + b'"}',
 }
+# check_request's inputs (tests/_http_oracle.py): a body, this separator, header lines.
+HTTP_SEPARATOR = b"\n\x00\n"
+_CALL = (R + b'"id":1,"method":"tools/call","params":{"name":"echo","arguments":{"region":"eu",'
+         b'"count":7},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+         b'"io.modelcontextprotocol/clientCapabilities":{}}}}')  # fmt: skip
+_ROUTING = b"mcp-protocol-version:2026-07-28\nmcp-method:tools/call\nmcp-name:echo"
+SEEDS.update({
+    "http-mirrored": _CALL,  # no separator: the oracle sends the headers a client would
+    "http-param-base64": _CALL + HTTP_SEPARATOR + _ROUTING + b"\nmcp-param-region:=?base64?ZXU=?=",
+    "http-name-raw-byte": _CALL + HTTP_SEPARATOR + b"mcp-protocol-version:2026-07-28\n"
+                          b"mcp-method:tools/call\nmcp-name:=?base64?\xe9?=",
+    "http-str-surrogate": _CALL + HTTP_SEPARATOR + _ROUTING
+                          + b"\nmcp-param-count:7\n~mcp-param-region:=?base64?\xff?=",
+    "http-notification-surrogate": R + b'"method":"notifications/initialized"}' + HTTP_SEPARATOR
+                                   + b"~mcp-protocol-version:\xff",
+    "http-duplicated": _CALL + HTTP_SEPARATOR + _ROUTING + b"\nMcp-Param-Count:7\nmcp-param-count:7",
+})  # fmt: skip
 
 
 def main() -> None:
@@ -83,6 +100,15 @@ def main() -> None:
     lines = [line for line in generate(400, seed=7) if len(line) <= 1024]
     for number, line in enumerate(lines[::10]):
         (out / f"seed-generated-{number:02d}").write_bytes(line)
+    # A few POSTs of every label of the generated 2026-07-28 traffic, as check_request's.
+    taken: dict[str, int] = {}
+    for label, body, pairs in iter_http(3000, seed=7):
+        block = b"\n".join(name + b":" + value for name, value in pairs)
+        if (taken.get(label, 0) == 3 or len(body) + len(block) > 2048
+                or any(b"\n" in name + value for name, value in pairs)):
+            continue
+        number = taken[label] = taken.get(label, 0) + 1
+        (out / f"seed-http-{label}-{number}").write_bytes(body + HTTP_SEPARATOR + block)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import importlib
 from pathlib import Path
 
 import pytest
+from _http_oracle import check_http
 from _oracle import check
 
 FUZZ = Path(__file__).resolve().parents[1] / "fuzz"
@@ -25,17 +26,23 @@ def modules(c_module, py_module):
     return ((c_module, stream("rpcline._stream_c")), (py_module, stream("rpcline._stream_py")))
 
 
+@pytest.fixture(scope="module")
+def http_modules():
+    return importlib.import_module("rpcline._http_c"), importlib.import_module("rpcline._http_py")
+
+
 @pytest.mark.c_extension
 def test_the_seed_corpus_is_there():
     assert len(SEEDS) >= 40, f"fuzz/corpus/ holds {len(SEEDS)} inputs"
 
 
 @pytest.mark.c_extension
-def test_every_corpus_input_passes_the_oracle(modules):
+def test_every_corpus_input_passes_the_oracle(modules, http_modules):
     failures = []
     for path in SEEDS:
         try:
             check(path.read_bytes(), *modules)
+            check_http(path.read_bytes(), *http_modules)
         except AssertionError as error:
             failures.append(f"{path.name}: {error}")
     assert not failures, "\n".join(failures[:5])
@@ -48,8 +55,9 @@ FINDINGS = [pytest.param(p, id=p.name) for p in REGRESSIONS] or [pytest.param(
 
 @pytest.mark.c_extension
 @pytest.mark.parametrize("path", FINDINGS)
-def test_every_fuzzer_finding_stays_fixed(modules, path):
+def test_every_fuzzer_finding_stays_fixed(modules, http_modules, path):
     check(path.read_bytes(), *modules)
+    check_http(path.read_bytes(), *http_modules)
 
 
 def test_the_oracle_catches_a_disagreement(py_module):

@@ -10,6 +10,7 @@ same bytes, the last of duplicate members winning, escaped member names read.
 
 from __future__ import annotations
 
+import base64
 import importlib
 import json
 from types import ModuleType
@@ -144,3 +145,43 @@ def test_plain_param_values_on_the_bytes(hmod: ModuleType) -> None:
 def test_response_carries_the_id(hmod: ModuleType) -> None:
     v = hmod.check_request(request(name="echo", id="abc"), headers_for(name="other"))
     assert orjson.loads(v.response)["id"] == "abc"
+
+
+@pytest.mark.parametrize("length", range(0, 40))
+def test_argument_values_are_skipped_to_their_end(hmod: ModuleType, length: int) -> None:
+    """Annotated arguments after strings holding escaped quotes, backslash runs and
+    non-ASCII text at every offset around where the skip turns from a byte at a time to
+    strchr (16 bytes), bare and inside containers: found, and compared, as the twin does."""
+    for tail in ("\\", '"', '\\"', '\\\\"', "é", '"\\'):
+        text = "a" * length + tail
+        arguments = {"note": text, "list": [text, {"k": text}], "region": "eu",
+                     "count": 7, "deep": {"s": text, "id": 3}}  # fmt: skip
+        body = request(name="echo", arguments=arguments)
+        pairs = headers_for() + [(b"mcp-param-region", b"eu"), (b"mcp-param-count", b"7"),
+                                 (b"mcp-param-deep-id", b"3")]  # fmt: skip
+        assert hmod.check_request(body, pairs, tools=TOOLS).status == 200, text
+        wrong = pairs[:-1] + [(b"mcp-param-deep-id", b"4")]
+        assert code(hmod.check_request(body, wrong, tools=TOOLS)) == -32020, text
+
+
+def b64(text: str) -> bytes:
+    return b"=?base64?" + base64.b64encode(text.encode()) + b"?="
+
+
+@pytest.mark.parametrize(("region", "sent", "status"), [
+    ("eu", b64("eu"), 200), ("é", b64("é"), 200), ("😀 x ", b64("😀 x "), 200), ("", b64(""), 200),
+    ("abc", b64("abc"), 200), ("abcd", b64("abcd"), 200), ("abcde", b64("abcde"), 200),
+    ("eu", b"=?base64?ZXU?=", 400), ("eu", b"=?base64?ZXV=?=", 400), ("eu", b64("eu ")[:-1], 400),
+    ("eu", b64("ev"), 400), ("é", "=?base64?w6k=?=".encode("utf-16-le"), 400),
+    ("eu", b"=?base64?ZX\nU=?=", 400), ("eu", b"=?base64?ZXU=?= ", 400), ("e\\u", b64("e\\u"), 200),
+])  # fmt: skip
+def test_base64_values_on_the_bytes(hmod: ModuleType, region: str, sent: bytes, status: int) -> None:
+    """The core compares a sentinel with the argument's bytes; the general path decodes it
+    (the SDK's way): one verdict, with the reason, for matches and near misses alike."""
+    body = request(name="é😀", arguments={"region": region, "count": 7, "flag": True})
+    pairs = headers_for(name=None) + [(b"mcp-name", b64("é😀")), (b"mcp-param-region", sent),
+                                      (b"mcp-param-count", b64("7")), (b"mcp-param-flag", b64("true"))]  # fmt: skip
+    tools = {"é😀": TOOLS["echo"]}
+    fast = hmod.check_request(body, pairs, tools=tools)
+    assert fields(fast) == fields(hmod.check_request(body, general_form(pairs), tools=tools))
+    assert fast.status == status

@@ -11,11 +11,12 @@ cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_Next
 from cpython.object cimport PyObject
+from cpython.ref cimport Py_XDECREF, Py_XINCREF
 from cpython.sequence cimport PySequence_Fast_GET_SIZE, PySequence_Fast_ITEMS
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE
 from cpython.dict cimport PyDict_GetItem
 from cpython.unicode cimport PyUnicode_DecodeLatin1, PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH
-from libc.string cimport memchr, memcmp
+from libc.string cimport memchr, memcmp, strchr
 
 import orjson
 
@@ -41,13 +42,13 @@ from rpcline._http_py import (
     VERSION_NOT_STRING,
     VERSIONS,
 )
-from rpcline._http_schema import ABSENT, UNRENDERABLE, decode_header_value
+from rpcline._http_schema import ABSENT, UNRENDERABLE, ParamHeaders, decode_header_value, json_text
 
 from rpcline._message_c cimport ProtocolError
 from rpcline._route_c cimport NOTIFICATION, REQUEST, RESPONSE, Route, _routed
 from rpcline._scan_c cimport (
-    N_ARGUMENTS, N_CAPABILITIES, N_META, N_NAME, N_URI, N_VERSION, V_OBJECT, V_STRING,
-    Noted, Scan, cursor, _text as _string_at,
+    N_ARGUMENTS, N_CAPABILITIES, N_META, N_NAME, N_URI, N_VERSION, S_ESCAPED, V_OBJECT, V_STRING,
+    Noted, Scan, Span, cursor, _text as _string_at,
 )
 
 from rpcline._message_c import InvalidParams, InvalidRequest, ParseError
@@ -229,7 +230,7 @@ cdef tuple _fold(object headers):
 cdef struct Header:
     const unsigned char* data  # the value's bytes (latin-1 text), NULL when not read in place
     Py_ssize_t size
-    PyObject* value  # borrowed from the caller's headers (or the general fold's dict); NULL: absent
+    PyObject* value  # the caller's object (held, see _hold), or the general fold's; NULL: absent
 
 cdef enum:
     MAX_PARAM_HEADERS = 8  # more go to the general fold
@@ -240,6 +241,7 @@ cdef struct Folded:
     Py_ssize_t params
     Header param_names[MAX_PARAM_HEADERS]
     Header param_values[MAX_PARAM_HEADERS]
+    bint held  # whether _hold took references to the objects above
 
 cdef enum:
     H_VERSION, H_METHOD, H_NAME
@@ -335,6 +337,49 @@ cdef bint _fold_fast(object headers, Folded* f) noexcept:
     return False
 
 
+cdef void _hold(Folded* f) noexcept:
+    """Take a reference to every object the fast fold points into. Its pointers are
+    borrowed from the caller's header list, and the ladder runs Python code before it reads
+    the last of them (``tools.get``, ``decode_header_value``, a version's ``__eq__``, a
+    finaliser the collector runs): code that may drop the list, or let another thread
+    do so, and free the values under our pointers (issue 25)."""
+    cdef Py_ssize_t i
+    for i in range(3):
+        Py_XINCREF(f.routing[i].value)
+    for i in range(f.params):
+        Py_XINCREF(f.param_names[i].value)
+        Py_XINCREF(f.param_values[i].value)
+    f.held = True
+
+
+cdef void _release(Folded* f) noexcept:
+    cdef Py_ssize_t i
+    if not f.held:
+        return
+    f.held = False
+    for i in range(3):
+        Py_XDECREF(f.routing[i].value)
+    for i in range(f.params):
+        Py_XDECREF(f.param_names[i].value)
+        Py_XDECREF(f.param_values[i].value)
+
+
+cdef tuple _param_fold(Folded* f):
+    """The general fold's two dicts from the Mcp-Param-* pairs the fast fold kept, the only
+    ones ``ParamHeaders.mismatch`` reads: folding the caller's headers again after
+    ``tools.get`` would see whatever that call left of them, not what the twin saw."""
+    cdef dict folded = {}
+    cdef dict duplicated = {}
+    cdef Py_ssize_t i
+    for i in range(f.params):
+        key = _header_text(&f.param_names[i]).lower()
+        if key in folded:
+            duplicated[key] = None
+        else:
+            folded[key] = _header_text(&f.param_values[i])
+    return folded, duplicated
+
+
 cdef int _from_general(dict folded, dict duplicated, Folded* f) except -1:
     """The general fold's result as a Folded: values as objects, nothing read in place."""
     cdef int which
@@ -376,6 +421,46 @@ cdef inline bint _sentinel(Header* h) noexcept:
     return h.size >= 2 and h.data[0] == 0x3D and h.data[1] == 0x3F
 
 
+cdef inline bint _base64_sentinel(Header* h) noexcept:
+    """Whether a value read in place is in the ``=?base64?...?=`` form exactly as
+    ``decode_header_value``'s pattern takes it (its ``.`` stops at a newline)."""
+    return (h.size >= 11 and memcmp(h.data, b"=?base64?", 9) == 0
+            and h.data[h.size - 2] == 0x3F and h.data[h.size - 1] == 0x3D
+            and memchr(h.data + 9, 0x0A, h.size - 11) == NULL)
+
+
+cdef const unsigned char* BASE64 = (
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+
+cdef bint _base64_of(Header* h, const unsigned char* text, Py_ssize_t size) noexcept:
+    """Whether a ``=?base64?...?=`` value decodes to exactly the UTF-8 ``text`` (valid
+    UTF-8, as a validated body string's raw bytes are). ``decode_header_value`` takes a
+    payload only when it is canonical base64, that is the one encoding of its bytes, so
+    encoding ``text`` and comparing says what decoding and comparing would, without the
+    Python path (a sentinel value used to cost the general path, ~21% of all time)."""
+    cdef const unsigned char* payload = h.data + 9
+    cdef Py_ssize_t i = 0, o = 0
+    cdef unsigned int chunk
+    if h.size - 11 != (size + 2) // 3 * 4:
+        return False
+    while i + 3 <= size:
+        chunk = (<unsigned int>text[i] << 16) | (<unsigned int>text[i + 1] << 8) | text[i + 2]
+        if (payload[o] != BASE64[chunk >> 18] or payload[o + 1] != BASE64[(chunk >> 12) & 63]
+                or payload[o + 2] != BASE64[(chunk >> 6) & 63] or payload[o + 3] != BASE64[chunk & 63]):
+            return False
+        i += 3
+        o += 4
+    if i == size:
+        return True
+    chunk = <unsigned int>text[i] << 16
+    if i + 2 == size:
+        chunk |= <unsigned int>text[i + 1] << 8
+    return (payload[o] == BASE64[chunk >> 18] and payload[o + 1] == BASE64[(chunk >> 12) & 63]
+            and payload[o + 2] == (BASE64[(chunk >> 6) & 63] if i + 2 == size else 0x3D)
+            and payload[o + 3] == 0x3D)
+
+
 def _text(item, str what):
     if isinstance(item, (bytes, bytearray, memoryview)):
         return bytes(item).decode("latin-1")  # HTTP field bytes, as Starlette decodes them
@@ -394,11 +479,25 @@ cdef inline Py_ssize_t _ws(const unsigned char* d, Py_ssize_t p) noexcept:
 
 
 cdef inline Py_ssize_t _string_end(const unsigned char* d, Py_ssize_t p) noexcept:
+    """After the closing quote of the string at ``p``: short strings a byte at a time,
+    then strchr (vectorised in libc; no NUL can come first in a validated string), a
+    quote ending the string when an even run of backslashes precedes it."""
+    cdef Py_ssize_t stop = p + 17, k
     p += 1
-    while True:
+    while p < stop:
         if d[p] == 0x22:
             return p + 1
-        p += 2 if d[p] == 0x5C else 1
+        if d[p] == 0x5C:
+            p += 1
+        p += 1
+    while True:
+        p = <const unsigned char*>strchr(<const char*>d + p, 0x22) - d
+        k = 0
+        while d[p - 1 - k] == 0x5C:
+            k += 1
+        p += 1
+        if k % 2 == 0:
+            return p
 
 
 cdef Py_ssize_t _value_end(const unsigned char* d, Py_ssize_t p) noexcept:
@@ -530,12 +629,47 @@ cdef int _member_at(const unsigned char* d, Py_ssize_t* start, Py_ssize_t* end,
         p = _ws(d, p + 1)
 
 
+cdef enum:
+    MAX_MEMBERS = 16  # an arguments object with more is searched once per annotation
+
+
+cdef struct Members:
+    Py_ssize_t count  # -1: not read (more members, or an escaped name)
+    Span names[MAX_MEMBERS]  # without the quotes
+    Span values[MAX_MEMBERS]
+
+
+cdef void _collect(const unsigned char* d, Py_ssize_t start, Members* m) noexcept:
+    """The members of the validated object at ``start``, read once for all annotations:
+    searching it once per annotation skipped every argument value that many times."""
+    cdef Py_ssize_t p = _ws(d, start + 1), name_end, value
+    m.count = 0
+    if d[p] == 0x7D:
+        return
+    while True:
+        name_end = _string_end(d, p)
+        if m.count == MAX_MEMBERS or memchr(d + p + 1, 0x5C, name_end - p - 2) != NULL:
+            m.count = -1
+            return
+        value = _ws(d, _ws(d, name_end) + 1)
+        m.names[m.count].start, m.names[m.count].end = p + 1, name_end - 1
+        m.values[m.count].start = value
+        p = _value_end(d, value)
+        m.values[m.count].end = p
+        m.count += 1
+        p = _ws(d, p)
+        if d[p] == 0x7D:
+            return
+        p = _ws(d, p + 1)
+
+
 cdef int _argument(Scan* s, Noted* arguments, tuple path, Py_ssize_t* start,
-                   Py_ssize_t* end) except -1:
-    """Where an argument path leads in a validated ``arguments`` object (None: absent)."""
+                   Py_ssize_t* end, Members* top) except -1:
+    """Where an argument path leads in a validated ``arguments`` object (None: absent);
+    its first step through ``top``, the members of ``arguments`` when they were read."""
     cdef const unsigned char* d = s.base
     cdef const char* key
-    cdef Py_ssize_t size
+    cdef Py_ssize_t size, i
     cdef int found
     if arguments == NULL:
         return A_ABSENT
@@ -544,7 +678,18 @@ cdef int _argument(Scan* s, Noted* arguments, tuple path, Py_ssize_t* start,
         if d[start[0]] != 0x7B:
             return A_ABSENT
         key = PyUnicode_AsUTF8AndSize(step, &size)
-        found = _member_at(d, start, end, key, size)
+        if top != NULL and top.count >= 0 and start[0] == arguments.span.start:
+            found = A_ABSENT
+            i = top.count
+            while i > 0:  # the last of duplicates wins
+                i -= 1
+                if (top.names[i].end - top.names[i].start == size
+                        and memcmp(d + top.names[i].start, key, size) == 0):
+                    start[0], end[0] = top.values[i].start, top.values[i].end
+                    found = A_PLAIN
+                    break
+        else:
+            found = _member_at(d, start, end, key, size)
         if found != A_PLAIN:
             return found
     if d[start[0]] == 0x7B or d[start[0]] == 0x5B:
@@ -554,14 +699,16 @@ cdef int _argument(Scan* s, Noted* arguments, tuple path, Py_ssize_t* start,
     return A_PLAIN
 
 
-cdef inline bint _plain_value(const unsigned char* d, Py_ssize_t start, Py_ssize_t end) noexcept:
-    """Whether an argument's JSON text is what a client renders in its header: an ASCII
-    string without escapes, true, false, or a short integer other than -0."""
+cdef inline bint _plain_value(const unsigned char* d, Py_ssize_t start, Py_ssize_t end,
+                              bint utf8) noexcept:
+    """Whether an argument's JSON text is what a client renders in its header: a string
+    without escapes (ASCII unless ``utf8``: a header's own bytes are latin-1 text), true,
+    false, or a short integer other than -0."""
     cdef Py_ssize_t i
     cdef unsigned char c
     if d[start] == 0x22:
         for i in range(start + 1, end - 1):
-            if d[i] == 0x5C or d[i] >= 0x80:
+            if d[i] == 0x5C or (d[i] >= 0x80 and not utf8):
                 return False
         return True
     if d[start] == 0x74 or d[start] == 0x66:
@@ -584,6 +731,10 @@ cdef bint _params_agree(object annotations, Scan* s, Noted* arguments, Folded* f
     cdef const char* key
     cdef Header* sent
     cdef int leads
+    cdef Members top
+    top.count = -1
+    if arguments != NULL:
+        _collect(d, arguments.span.start, &top)
     for entry in annotations.entries:  # (path, name, key, integer, argument)
         key = PyUnicode_AsUTF8AndSize(<str>PyTuple_GET_ITEM(entry, 2), &size)
         sent = NULL
@@ -592,18 +743,23 @@ cdef bint _params_agree(object annotations, Scan* s, Noted* arguments, Folded* f
                 if sent != NULL:
                     return False  # sent twice
                 sent = &f.param_values[i]
-        leads = _argument(s, arguments, <tuple>PyTuple_GET_ITEM(entry, 0), &start, &end)
+        leads = _argument(s, arguments, <tuple>PyTuple_GET_ITEM(entry, 0), &start, &end, &top)
         if leads == A_UNKNOWN:
             return False
         if leads != A_PLAIN:
             if sent != NULL:
                 return False
             continue
-        if sent == NULL or _sentinel(sent) or not _plain_value(d, start, end):
+        if sent == NULL:
             return False
         text = start + 1 if d[start] == 0x22 else start
         size = end - start - 2 if d[start] == 0x22 else end - start
-        if sent.size != size or memcmp(sent.data, d + text, size) != 0:
+        if _sentinel(sent):  # base64: the decoded bytes are UTF-8 text
+            if not (_base64_sentinel(sent) and _plain_value(d, start, end, True)
+                    and _base64_of(sent, d + text, size)):
+                return False
+        elif not (_plain_value(d, start, end, False) and sent.size == size
+                  and memcmp(sent.data, d + text, size) == 0):
             return False
     return True
 
@@ -620,6 +776,8 @@ cdef Verdict _verdict(int status, object r, object error, object id, object name
 
 
 cdef UnsupportedProtocolVersion _unsupported(str requested, tuple versions):
+    """-32022 for ``requested``, made encodable (a ``str`` header may hold lone surrogates)."""
+    requested = json_text(requested)
     cdef UnsupportedProtocolVersion e = UnsupportedProtocolVersion.__new__(
         UnsupportedProtocolVersion)
     e.reason, e.supported, e.requested = UNSUPPORTED.format(requested), versions, requested
@@ -637,15 +795,29 @@ def check_request(body, headers, *, versions=VERSIONS, tools=None):
     if type(error) is ParseError:
         return _verdict(BAD_REQUEST, r, error, None)
     cdef Folded f
+    f.held = False
     cdef dict folded = None  # the general fold's, where the fast one does not apply
     cdef dict duplicated = None
-    if headers is not None and not _fold_fast(headers, &f):
-        folded, duplicated = _fold(headers)
-        _from_general(folded, duplicated, &f)
-    cdef Folded* sent = NULL if headers is None else &f
+    if headers is not None:
+        if _fold_fast(headers, &f):
+            _hold(&f)
+        else:
+            folded, duplicated = _fold(headers)
+            _from_general(folded, duplicated, &f)
+    try:
+        return _ladder(r, &s, error, headers, &f, folded, duplicated, supported, tools)
+    finally:
+        _release(&f)
+
+
+cdef Verdict _ladder(Route r, Scan* s, object error, object headers, Folded* fold,
+                     dict folded, dict duplicated, tuple supported, object tools):
+    """The rungs after the fold: the twin's ``check_request`` from its fold on, apart so
+    that one try/finally releases what ``_hold`` took, whichever rung answers."""
+    cdef Folded* sent = NULL if headers is None else fold
     if r._id.start < 0 and not (type(error) is InvalidRequest
                                 and error.reason in _NOT_OBJECTS):
-        return _notification(r, &s, error, sent, supported)
+        return _notification(r, s, error, sent, supported)
     cdef const unsigned char* d = s.base
     # "params": null is no params to the SDK's model, whose next rungs refuse it anyway.
     cdef bint null_params = type(error) is InvalidParams and d[r._params.start] == 0x6E
@@ -654,8 +826,8 @@ def check_request(body, headers, *, versions=VERSIONS, tools=None):
         if r._kind == RESPONSE:
             error = _error(InvalidRequest, POSTED_RESPONSE)
         return _verdict(BAD_REQUEST, r, error, id)
-    if sent != NULL and f.duplicated:
-        reason = DUPLICATED.format(ROUTING_ORDER[f.duplicated - 1])
+    if sent != NULL and sent.duplicated:
+        reason = DUPLICATED.format(ROUTING_ORDER[sent.duplicated - 1])
         return _verdict(BAD_REQUEST, r, _error(HeaderMismatch, reason), id)
     # The _meta envelope.
     cdef Noted* meta = &s.inner[<int>N_META]
@@ -666,10 +838,10 @@ def check_request(body, headers, *, versions=VERSIONS, tools=None):
         missing = [key for key, at in ((VERSION_KEY, N_VERSION), (CAPABILITIES_KEY, N_CAPABILITIES))
                    if s.inner[<int>at].span.start < 0]
         return _verdict(BAD_REQUEST, r, _error(InvalidParams, MISSING_META.format(", ".join(missing))), id)
-    version = _version(&s, version_at, supported)
+    version = _version(s, version_at, supported)
     # The mirrored headers; Mcp-Name only where the body has a non-null name.
     cdef str method = <str>r._method
-    cdef int name_index = _name_bearing(&s, method)
+    cdef int name_index = _name_bearing(s, method)
     cdef Noted* name_at = NULL
     if name_index >= 0:
         name_at = &s.inner[name_index]
@@ -677,16 +849,16 @@ def check_request(body, headers, *, versions=VERSIONS, tools=None):
             name_at = NULL
     name = None
     if name_at != NULL and name_at.value == V_STRING:
-        name = _string_at(&s, name_at.span, name_at.flags)
+        name = _string_at(s, name_at.span, name_at.flags)
     cdef Noted method_at
     if sent != NULL:
-        if version is None or not _same_text(&s, version_at, &f.routing[<int>H_VERSION]):
+        if version is None or not _same_text(s, version_at, &sent.routing[<int>H_VERSION]):
             return _verdict(BAD_REQUEST, r, _error(HeaderMismatch, VERSION_MISMATCH), id, name, version)
         method_at.span, method_at.value, method_at.flags = r._method_span, V_STRING, s.method_flags
-        if not _same_text(&s, &method_at, &f.routing[<int>H_METHOD]):
+        if not _same_text(s, &method_at, &sent.routing[<int>H_METHOD]):
             return _verdict(BAD_REQUEST, r, _error(HeaderMismatch, METHOD_MISMATCH), id, name, version)
         if name_at != NULL and d[name_at.span.start] != 0x6E and not _same_name(
-                &s, name_at, name, &f.routing[<int>H_NAME]):
+                s, name_at, name, &sent.routing[<int>H_NAME]):
             error = _error(HeaderMismatch, NAME_MISMATCH.format(
                 "name" if name_index == N_NAME else "uri"))
             return _verdict(BAD_REQUEST, r, error, id, name, version)
@@ -696,7 +868,7 @@ def check_request(body, headers, *, versions=VERSIONS, tools=None):
     if not _supported(version, supported):
         return _verdict(BAD_REQUEST, r, _unsupported(version, supported), id, name, version)
     # Mcp-Param-* against the called tool's annotated arguments.
-    if sent == NULL or tools is None or name is None or not _is_tools_call(&s, method):
+    if sent == NULL or tools is None or name is None or not _is_tools_call(s, method):
         return _make(OK, r, name, version, None, None)
     cdef PyObject* found
     if type(tools) is dict:
@@ -711,10 +883,11 @@ def check_request(body, headers, *, versions=VERSIONS, tools=None):
         arguments = NULL  # absent or null: no arguments
     elif d[arguments.span.start] != 0x7B:
         return _make(OK, r, name, version, None, None)  # not checked, as the SDK
-    if folded is None and _params_agree(annotations, &s, arguments, &f):
+    if folded is None and type(annotations) is ParamHeaders and _params_agree(
+            annotations, s, arguments, sent):
         return _make(OK, r, name, version, None, None)
     if folded is None:
-        folded, duplicated = _fold(headers)
+        folded, duplicated = _param_fold(sent)
     data = <bytes>r._line if type(<object>r._line) is bytes else (<str>r._line).encode()
     span = None if arguments == NULL else (arguments.span.start, arguments.span.end)
     reason = annotations.mismatch(_Arguments(data, span), folded, duplicated)
@@ -781,6 +954,8 @@ cdef bint _same_name(Scan* s, Noted* n, object name, Header* h) except -1:
         return False
     if h.data != NULL and not _sentinel(h):
         return _same_text(s, n, h)
+    if h.data != NULL and _base64_sentinel(h) and not (n.flags & S_ESCAPED):
+        return _base64_of(h, s.base + n.span.start + 1, n.span.end - n.span.start - 2)
     return decode_header_value(_header_text(h)) == name
 
 

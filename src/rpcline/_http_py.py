@@ -23,7 +23,13 @@ from typing import Any, Final, Self
 
 import orjson
 
-from rpcline._http_schema import ABSENT, UNRENDERABLE, ParamHeaders, decode_header_value
+from rpcline._http_schema import (
+    ABSENT,
+    UNRENDERABLE,
+    ParamHeaders,
+    decode_header_value,
+    json_text,
+)
 from rpcline._message_py import (
     BAD_PARAMS,
     BATCHING,
@@ -328,6 +334,10 @@ def _verdict(
 def _unsupported(
     requested: str, versions: tuple[str, ...]
 ) -> UnsupportedProtocolVersion:
+    """-32022 for ``requested``, which its response echoes: a header's text (a notification's
+    version comes from nothing else), so made encodable (a ``str`` header may hold lone
+    surrogates, and a refusal that cannot be sent would be a 500)."""
+    requested = json_text(requested)
     return _new(
         UnsupportedProtocolVersion, (UNSUPPORTED.format(requested), versions, requested)
     )

@@ -23,6 +23,7 @@ __all__ = (
     "ParamHeaders",
     "decode_header_value",
     "invalid_reason",
+    "json_text",
 )
 
 X_MCP_HEADER: Final = "x-mcp-header"
@@ -114,11 +115,16 @@ def decode_header_value(value: str) -> str | None:
 
     Corrupt means bad or non-canonical base64 (the encoder only emits canonical form), or
     bytes that are not UTF-8: such a header never matches a body value by accident.
+    A payload holding any non-ASCII character (a raw byte as latin-1 text, a lone
+    surrogate of a ``str`` header) is corrupt too: ``b64decode`` raises a plain
+    ``ValueError`` for it, which the SDK lets escape (a 500); here it never matches.
     """
     match = _B64_SENTINEL.fullmatch(value)
     if match is None:
         return value
     payload = match.group("payload")
+    if not payload.isascii():
+        return None
     try:
         decoded = base64.b64decode(payload, validate=True)
     except binascii.Error:
@@ -129,6 +135,19 @@ def decode_header_value(value: str) -> str | None:
         return decoded.decode("utf-8")
     except UnicodeDecodeError:
         return None
+
+
+def json_text(text: str) -> str:
+    """``text`` as a JSON response can carry it: each lone surrogate as its ``\\udcxx``
+    escape text. A ``str`` header decoded with surrogateescape holds one for every byte
+    that is not UTF-8, and orjson (like UTF-8 itself) has no encoding for it."""
+    if text.isascii():
+        return text
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode()
+    return text
 
 
 def _render(value: object) -> str | None:
