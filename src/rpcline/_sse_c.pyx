@@ -26,6 +26,7 @@ from rpcline._scan_c cimport _prefix_id
 from rpcline._route_c import Route, route
 
 from rpcline._sse_py import DATA_PREFIX, DEFAULT_MAX_EVENT_BYTES, EVENT_TOO_LONG, encode
+from rpcline._stream_py import REENTERED
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(void* op)
@@ -127,7 +128,9 @@ cdef class EventStreamParser:
     … bytes"))`` (a refused ``Route`` for ``route``), ``id`` read from the data's first
     ``max_event_bytes`` bytes as ``StreamParser`` reads an over-long line's; the rest of
     the event, its fields included, is dropped up to its blank line. One parser serves
-    one stream and one thread.
+    one stream and one thread: ``feed`` or ``close`` while a ``feed`` of the same parser
+    runs (its ``classify`` calling back, or another thread while ``classify`` runs) is a
+    ``RuntimeError``.
     """
 
     cdef Buffer _line  # the unfinished line's bytes from earlier chunks
@@ -152,6 +155,9 @@ cdef class EventStreamParser:
     cdef bint _after_cr  # the last chunk ended with CR: an LF first is that line's end
     cdef bint _at_start  # a BOM may still be arriving
     cdef bint _closed
+    # feed runs: _lines holds the chunk in _chunk, which a second call would reset under it
+    # (the twin's lock: under the GIL a flag is enough)
+    cdef bint _busy
 
     # For inspect.signature: a text signature cannot name parse as a default.
     __signature__ = Signature([
@@ -178,7 +184,7 @@ cdef class EventStreamParser:
         self._event = "message"
         self._id = ""
         self._retry = None
-        self._discarding = self._in_line = self._after_cr = self._closed = False
+        self._discarding = self._in_line = self._after_cr = self._closed = self._busy = False
         self._at_start = True
 
     def __dealloc__(self):
@@ -200,9 +206,17 @@ cdef class EventStreamParser:
 
     def feed(self, chunk):
         """The events this chunk completes; the unfinished one is kept for later."""
-        if self._closed:
-            raise ValueError("feed() after close()")
-        data = _chunk_bytes(chunk)
+        if self._busy:
+            raise RuntimeError(REENTERED.format("EventStreamParser.feed"))
+        self._busy = True
+        try:
+            if self._closed:
+                raise ValueError("feed() after close()")
+            return self._feed(_chunk_bytes(chunk))
+        finally:
+            self._busy = False
+
+    cdef list _feed(self, data):
         if not len(data):  # nothing to say, and an LF may still follow a CR
             return []
         cdef Py_buffer view
@@ -225,6 +239,8 @@ cdef class EventStreamParser:
 
     def close(self):
         """End the stream: an unfinished event is discarded (WHATWG), so this gives []."""
+        if self._busy:
+            raise RuntimeError(REENTERED.format("EventStreamParser.close"))
         self._closed = True
         _drop(&self._line)
         _drop(&self._data)

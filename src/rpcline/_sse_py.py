@@ -14,10 +14,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from operator import itemgetter
+from threading import Lock
 from typing import Any, Final, Self
 
 from rpcline import _route_py
 from rpcline._message_py import ParseError, Refused, parse
+from rpcline._stream_py import REENTERED
 
 __all__ = ("DEFAULT_MAX_EVENT_BYTES", "Event", "EventStreamParser", "encode")
 
@@ -80,12 +82,14 @@ class EventStreamParser:
     … bytes"))`` (a refused ``Route`` for ``route``), ``id`` read from the data's first
     ``max_event_bytes`` bytes as ``StreamParser`` reads an over-long line's; the rest of
     the event, its fields included, is dropped up to its blank line. One parser serves
-    one stream and one thread.
+    one stream and one thread: ``feed`` or ``close`` while a ``feed`` of the same parser
+    runs (its ``classify`` calling back, or another thread while ``classify`` runs) is a
+    ``RuntimeError``.
     """
 
-    __slots__ = ("_after_cr", "_at_start", "_classify", "_closed", "_data", "_data_prefix",
-                 "_discarding", "_event", "_id", "_in_line", "_limit", "_line", "_retry",
-                 "_span")  # fmt: skip
+    __slots__ = ("_after_cr", "_at_start", "_busy", "_classify", "_closed", "_data",
+                 "_data_prefix", "_discarding", "_event", "_id", "_in_line", "_limit", "_line",
+                 "_retry", "_span")  # fmt: skip
 
     def __init__(
         self,
@@ -118,6 +122,9 @@ class EventStreamParser:
         self._after_cr = False  # the last chunk ended with CR: an LF first is that line's end
         self._at_start = True  # a BOM may still be arriving
         self._closed = False
+        # Held while feed runs (the core's _chunk would be reset under it by a second call):
+        # a lock, as a flag's test and set could be split by a thread switch here.
+        self._busy = Lock()
 
     @property
     def max_event_bytes(self) -> int:
@@ -134,9 +141,16 @@ class EventStreamParser:
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> list[Event]:
         """The events this chunk completes; the unfinished one is kept for later."""
-        if self._closed:
-            raise ValueError("feed() after close()")
-        data = _chunk_bytes(chunk)
+        if not self._busy.acquire(blocking=False):
+            raise RuntimeError(REENTERED.format("EventStreamParser.feed"))
+        try:
+            if self._closed:
+                raise ValueError("feed() after close()")
+            return self._feed(_chunk_bytes(chunk))
+        finally:
+            self._busy.release()
+
+    def _feed(self, data: bytes) -> list[Event]:
         if not data:  # nothing to say, and an LF may still follow a CR
             return []
         if self._at_start:
@@ -151,12 +165,17 @@ class EventStreamParser:
 
     def close(self) -> list[Event]:
         """End the stream: an unfinished event is discarded (WHATWG), so this gives []."""
-        self._closed = True
-        self._line.clear()
-        self._data.clear()
-        self._data_prefix = 0
-        self._discarding = False
-        return []
+        if not self._busy.acquire(blocking=False):
+            raise RuntimeError(REENTERED.format("EventStreamParser.close"))
+        try:
+            self._closed = True
+            self._line.clear()
+            self._data.clear()
+            self._data_prefix = 0
+            self._discarding = False
+            return []
+        finally:
+            self._busy.release()
 
     def _lines(self, data: bytes) -> list[Event]:
         events: list[Event] = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from threading import Lock
 from typing import Any, Final
 
 from rpcline import _route_py
@@ -19,6 +20,12 @@ __all__ = ("DEFAULT_MAX_LINE_BYTES", "StreamParser", "parse_lines")
 DEFAULT_MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 BOM: Final = b"\xef\xbb\xbf"
 LINE_TOO_LONG: Final = "line exceeds {limit} bytes"
+# A feed runs classify, which may call back into the parser (or let another thread in, when
+# it releases the GIL); the call in flight holds the chunk and the pending line, so a second
+# one is refused rather than let interleave the two calls' bytes (or, in C, read freed ones).
+REENTERED: Final = ("{}() re-entered: the parser is running a call already (its classify called "
+                    "back, or another thread called while classify ran); it takes one call at "
+                    "a time")
 _JSON_SPACE: Final = b" \t\r"
 
 
@@ -42,10 +49,13 @@ class StreamParser:
     refused ``Route``), where ``id`` is the line's when its first ``max_line_bytes`` bytes
     hold a complete top-level id member (``_route_py.prefix_id``), else ``None``; its bytes
     are dropped up to the next LF and parsing resumes after it. One parser serves one
-    stream and one thread.
+    stream and one thread: ``feed`` or ``close`` while a call of the same parser runs (its
+    ``classify`` calling back, or another thread while ``classify`` runs) is a
+    ``RuntimeError``.
     """
 
-    __slots__ = ("_at_start", "_classify", "_closed", "_discarding", "_limit", "_pending")
+    __slots__ = ("_at_start", "_busy", "_classify", "_closed", "_discarding", "_limit",
+                 "_pending")  # fmt: skip
 
     def __init__(
         self,
@@ -65,6 +75,9 @@ class StreamParser:
         self._discarding = False  # inside an over-long line, dropping bytes up to its LF
         self._at_start = True  # a BOM may still be arriving
         self._closed = False
+        # Held while feed or close runs: a lock, as a flag's test and set could be split
+        # by a thread switch here (the core's flag cannot: nothing releases the GIL there).
+        self._busy = Lock()
 
     @property
     def max_line_bytes(self) -> int:
@@ -76,9 +89,16 @@ class StreamParser:
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> list[Incoming]:
         """Classify the lines this chunk completes; keep the unfinished one for later."""
-        if self._closed:
-            raise ValueError("feed() after close()")
-        data = _chunk_bytes(chunk)
+        if not self._busy.acquire(blocking=False):
+            raise RuntimeError(REENTERED.format("StreamParser.feed"))
+        try:
+            if self._closed:
+                raise ValueError("feed() after close()")
+            return self._feed(_chunk_bytes(chunk))
+        finally:
+            self._busy.release()
+
+    def _feed(self, data: bytes) -> list[Incoming]:
         if self._at_start:
             data = bytes(self._pending) + data
             self._drop_pending()
@@ -92,16 +112,21 @@ class StreamParser:
 
     def close(self) -> list[Incoming]:
         """Classify the final line if it had no LF; the parser takes no more input."""
-        if self._closed:
-            return []
-        self._closed = True
-        self._at_start = False
-        results: list[Incoming] = []
-        if not self._discarding:
-            self._append(results, bytes(self._pending))
-        self._drop_pending()
-        self._discarding = False
-        return results
+        if not self._busy.acquire(blocking=False):
+            raise RuntimeError(REENTERED.format("StreamParser.close"))
+        try:
+            if self._closed:
+                return []
+            self._closed = True
+            self._at_start = False
+            results: list[Incoming] = []
+            if not self._discarding:
+                self._append(results, bytes(self._pending))
+            self._drop_pending()
+            self._discarding = False
+            return results
+        finally:
+            self._busy.release()
 
     def _split(self, data: bytes) -> list[Incoming]:
         results: list[Incoming] = []
