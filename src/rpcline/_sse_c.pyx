@@ -43,6 +43,8 @@ cdef extern from "_line_end.h":
 
 cdef const char* BOM = b"\xef\xbb\xbf"
 cdef Py_ssize_t _PREFIX = len(DATA_PREFIX)
+# The SDK's event line, which counts against the limit as any line does (_sdk_frame).
+cdef Py_ssize_t _SDK_EVENT_LINE = len(b"event: message")
 # Data from this size on is decoded through a view instead of a copy (see _classify_data).
 cdef Py_ssize_t _VIEW_BYTES = 16 * 1024
 # A buffer's first allocation, and the most it keeps between events.
@@ -290,6 +292,8 @@ cdef class EventStreamParser:
                         end = lf if cr == -1 or (lf != -1 and lf < cr) else cr
                     if self._discarding:
                         self._skip(end > start)
+                    elif end - start > self._room():  # whole or held, the limit is the same
+                        self._refuse_line(events, data, start, end)
                     elif self._line.size:
                         self._grow(&self._line, data + start, end - start)
                         try:
@@ -319,6 +323,7 @@ cdef class EventStreamParser:
         # The head is _sse_py._SDK_HEAD, written as a literal so that C compares it inline.
         cdef Py_ssize_t value = start + 22
         if (size - value < 4 or self._has_span or self._data.size
+                or _SDK_EVENT_LINE > self._limit + _PREFIX
                 or memcmp(data + start, b"event: message\r\ndata: ", 22) != 0):
             return -1
         cdef Py_ssize_t end = _line_end(data, value, size)
@@ -370,8 +375,7 @@ cdef class EventStreamParser:
 
     cdef int _add_data(self, list events, const char* buf, Py_ssize_t start, Py_ssize_t end,
                        bint in_chunk) except -1:
-        cdef Py_ssize_t held = self._data.size + (
-            self._span_end - self._span_start + 1 if self._has_span else 0)
+        cdef Py_ssize_t held = self._held()
         if held + end - start > self._limit:
             self._flush_span()
             events.append(self._too_long(buf, start, end))
@@ -491,16 +495,8 @@ cdef class EventStreamParser:
             return 0
         if self._data_prefix:  # _end_data_line took the chunk
             return 0
-        cdef Py_ssize_t room = self._limit + _PREFIX - self._data.size - self._line.size
-        cdef Py_ssize_t value
-        if size - start > room:
-            # Only up to the limit is kept, for the refusal's id; then the line goes.
-            self._grow(&self._line, data + start, max(room, 0))
-            value = _data_value(self._line.bytes, self._line.size)
-            try:
-                events.append(self._too_long(self._line.bytes, value, self._line.size))
-            finally:
-                _drop(&self._line)
+        if size - start > self._room():
+            self._refuse_line(events, data, start, size)
             self._in_line = True
         elif not self._line.size and size - start > 5 and memcmp(data + start, b"data:", 5) == 0:
             # A data line begins: its value goes to the data buffer at once, not through the
@@ -510,6 +506,31 @@ cdef class EventStreamParser:
                        size - start - self._data_prefix)
         else:
             self._grow(&self._line, data + start, size - start)
+        return 0
+
+    cdef Py_ssize_t _held(self) noexcept:
+        """The event's data so far, an LF after each value, wherever it lies."""
+        return self._data.size + (self._span_end - self._span_start + 1 if self._has_span else 0)
+
+    cdef Py_ssize_t _room(self) noexcept:
+        """How many bytes of a line the event can still take: every line counts whole, data or
+        not, held across chunks or not, so that where the network cuts changes nothing; and
+        six bytes more, for a data line's ``data: `` (_add_data bounds the data itself)."""
+        return self._limit + _PREFIX - self._held() - self._line.size
+
+    cdef int _refuse_line(self, list events, const char* data, Py_ssize_t start,
+                          Py_ssize_t end) except -1:
+        """The line whose bytes go on at ``data[start:end]`` (after the pending line's) takes
+        the event past the limit: only what fits is kept, for the refusal's id when it is a
+        data line; then the line goes."""
+        cdef Py_ssize_t room = self._room()
+        self._flush_span()
+        self._grow(&self._line, data + start, max(min(room, end - start), 0))
+        cdef Py_ssize_t value = _data_value(self._line.bytes, self._line.size)
+        try:
+            events.append(self._too_long(self._line.bytes, value, self._line.size))
+        finally:
+            _drop(&self._line)
         return 0
 
     cdef object _too_long(self, const char* buf, Py_ssize_t start, Py_ssize_t end):

@@ -31,6 +31,8 @@ DATA_PREFIX: Final = b"data: "
 _LINE_END: Final = re.compile(rb"[\r\n]")
 # How the SDK's server (sse-starlette) starts an event: the line-by-line path's shortcut.
 _SDK_HEAD: Final = b"event: message\r\ndata: "
+# Its event line, which counts against the limit as any line does (_sdk_frame).
+_SDK_EVENT_LINE: Final = len(b"event: message")
 _JSON_SPACE: Final = b" \t\r\n"
 _new = tuple.__new__
 
@@ -201,6 +203,8 @@ class EventStreamParser:
                     break
                 if self._discarding:
                     self._skip(end > start)
+                elif end - start > self._room():  # whole or held, the limit is the same
+                    self._refuse_line(events, data, start, end)
                 elif self._line:
                     self._line += memoryview(data)[start:end]
                     self._field(events, self._line, 0, len(self._line), False)
@@ -221,7 +225,8 @@ class EventStreamParser:
         line, a blank line, each ended with CRLF) and it lies whole in the chunk, with no data
         held: dispatched as its three lines would be, and where the next line starts; -1 for
         anything else, which the line-by-line path takes."""
-        if self._span is not None or self._data or not data.startswith(_SDK_HEAD, start):
+        if (self._span is not None or self._data or _SDK_EVENT_LINE > self._limit + len(DATA_PREFIX)
+                or not data.startswith(_SDK_HEAD, start)):
             return -1
         value = start + len(_SDK_HEAD)
         end = _line_end(data, value)
@@ -272,7 +277,7 @@ class EventStreamParser:
     def _add_data(
         self, events: list[Event], buf: bytes | bytearray, start: int, end: int, in_chunk: bool
     ) -> None:
-        held = len(self._data) + (self._span[1] - self._span[0] + 1 if self._span else 0)
+        held = self._held()
         if held + end - start > self._limit:
             self._flush_span(buf)
             events.append(self._too_long(buf, start, end))
@@ -347,12 +352,8 @@ class EventStreamParser:
             return
         if self._data_prefix:  # _end_data_line took the chunk
             return
-        room = self._limit + len(DATA_PREFIX) - len(self._data) - len(self._line)
-        if len(data) - start > room:
-            # Only up to the limit is kept, for the refusal's id; then the line goes.
-            self._line += memoryview(data)[start : start + max(room, 0)]
-            events.append(self._too_long(self._line, _data_value(self._line), len(self._line)))
-            self._line.clear()
+        if len(data) - start > self._room():
+            self._refuse_line(events, data, start, len(data))
             self._in_line = True
         elif not self._line and len(data) - start > 5 and data.startswith(b"data:", start):
             # A data line begins: its value goes to the data buffer at once, not through the
@@ -361,6 +362,26 @@ class EventStreamParser:
             self._data += memoryview(data)[start + self._data_prefix :]
         else:
             self._line += memoryview(data)[start:]
+
+    def _held(self) -> int:
+        """The event's data so far, an LF after each value, wherever it lies."""
+        return len(self._data) + (self._span[1] - self._span[0] + 1 if self._span else 0)
+
+    def _room(self) -> int:
+        """How many bytes of a line the event can still take: every line counts whole, data or
+        not, held across chunks or not, so that where the network cuts changes nothing; and
+        six bytes more, for a data line's ``data: `` (_add_data bounds the data itself)."""
+        return self._limit + len(DATA_PREFIX) - self._held() - len(self._line)
+
+    def _refuse_line(self, events: list[Event], data: bytes, start: int, end: int) -> None:
+        """The line whose bytes go on at ``data[start:end]`` (after the pending line's) takes
+        the event past the limit: only what fits is kept, for the refusal's id when it is a
+        data line; then the line goes."""
+        room = self._room()
+        self._flush_span(data)
+        self._line += memoryview(data)[start : start + max(min(room, end - start), 0)]
+        events.append(self._too_long(self._line, _data_value(self._line), len(self._line)))
+        self._line.clear()
 
     def _too_long(self, buf: bytes | bytearray, start: int, end: int) -> Event:
         """The refusal of the event the data value ``buf[start:end]`` takes past the limit.
