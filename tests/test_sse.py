@@ -16,6 +16,7 @@ from types import ModuleType
 
 import pytest
 from _oracle import describe_route
+from _sse_oracle import describe_event
 from _support import describe
 from hypothesis import given
 from hypothesis import strategies as st
@@ -601,15 +602,6 @@ def test_the_oracle_departs_where_the_docs_say(sse):
     assert [e and (e.data, e.retry) for e in dispatched] == [
         None, None, ("a", None), ("", None), None, ("", 5)]  # departures 2, 3 and 4
     assert httpx_sse_whatwg(b"id: 1\ndata: a\n\n\nretry: +5\n\n") == [("message", "1", None, "a")]
-
-
-def describe_event(event) -> tuple:
-    message = event.message
-    if type(message).__name__ == "Route":
-        message = describe_route(message)
-    elif message is not None and type(message) is not bytes:  # bytes: classify=bytes
-        message = describe(message)
-    return (type(event).__name__, event.event, event.id, event.retry, message)
 
 
 @pytest.mark.c_extension
