@@ -43,8 +43,9 @@ cdef extern from "_line_end.h":
 
 cdef const char* BOM = b"\xef\xbb\xbf"
 cdef Py_ssize_t _PREFIX = len(DATA_PREFIX)
-# The SDK's event line, which counts against the limit as any line does (_sdk_frame).
-cdef Py_ssize_t _SDK_EVENT_LINE = len(b"event: message")
+# The SDK's event line counts against the limit as any line does: under this limit (with the
+# six bytes of a data prefix) it alone passes it, and _sdk_frame leaves the event to the lines.
+cdef Py_ssize_t _SDK_MIN_LIMIT = len(b"event: message") - _PREFIX
 # Data from this size on is decoded through a view instead of a copy (see _classify_data).
 cdef Py_ssize_t _VIEW_BYTES = 16 * 1024
 # A buffer's first allocation, and the most it keeps between events.
@@ -292,16 +293,19 @@ cdef class EventStreamParser:
                         end = lf if cr == -1 or (lf != -1 and lf < cr) else cr
                     if self._discarding:
                         self._skip(end > start)
-                    elif end - start > self._room():  # whole or held, the limit is the same
-                        self._refuse_line(events, data, start, end)
                     elif self._line.size:
-                        self._grow(&self._line, data + start, end - start)
-                        try:
-                            self._field(events, self._line.bytes, 0, self._line.size, False)
-                        finally:
-                            _drop(&self._line)
+                        if self._line.size + end - start > self._room():  # refused before it
+                            self._refuse_line(events, data, start, end)  # grows past the limit
+                        else:
+                            self._grow(&self._line, data + start, end - start)
+                            try:
+                                self._field(events, self._line.bytes, 0, self._line.size, False)
+                            finally:
+                                _drop(&self._line)
                     else:
                         self._field(events, data, start, end, True)
+                        if end == start:  # a blank line: those right after it have no event
+                            end = _last_line_end(data, end, size)
                 start = end + 1
                 if data[end] == b"\r":  # CR: an LF after it belongs to the same line end
                     if start == size:
@@ -323,7 +327,7 @@ cdef class EventStreamParser:
         # The head is _sse_py._SDK_HEAD, written as a literal so that C compares it inline.
         cdef Py_ssize_t value = start + 22
         if (size - value < 4 or self._has_span or self._data.size
-                or _SDK_EVENT_LINE > self._limit + _PREFIX
+                or self._limit < _SDK_MIN_LIMIT
                 or memcmp(data + start, b"event: message\r\ndata: ", 22) != 0):
             return -1
         cdef Py_ssize_t end = _line_end(data, value, size)
@@ -346,20 +350,24 @@ cdef class EventStreamParser:
         """One complete line, ``buf[start:end]``; ``in_chunk``: it lies in the caller's chunk."""
         if start == end:
             return self._dispatch(events)
-        if buf[start] == b":":  # a comment (its empty name is no field anyway: a shortcut)
-            return 0
         cdef const char* name = buf + start
-        cdef const char* colon = <const char*>memchr(name, ord(":"), end - start)
-        cdef Py_ssize_t name_size, value_start
-        if colon is NULL:
-            name_size, value_start = end - start, end
-        else:
-            name_size, value_start = colon - name, colon - buf + 1
-            if value_start < end and buf[value_start] == b" ":
-                value_start += 1
+        cdef const char* colon
+        cdef Py_ssize_t name_size = 0  # a comment's (":" first): no field, and no name to read
+        cdef Py_ssize_t value_start = end
+        if buf[start] != b":":
+            colon = <const char*>memchr(name, ord(":"), end - start)
+            if colon is NULL:
+                name_size = end - start
+            else:
+                name_size, value_start = colon - name, colon - buf + 1
+                if value_start < end and buf[value_start] == b" ":
+                    value_start += 1
+            if name_size == 4 and memcmp(name, b"data", 4) == 0:
+                return self._add_data(events, buf, value_start, end, in_chunk)
+        # Any other line counts whole (_room); held, _lines counted it before it grew.
+        if end - start > self._room():
+            return self._refuse_line(events, buf, start, end)
         cdef Py_ssize_t size = end - value_start
-        if name_size == 4 and memcmp(name, b"data", 4) == 0:
-            return self._add_data(events, buf, value_start, end, in_chunk)
         if name_size == 5 and memcmp(name, b"event", 5) == 0:
             self._event = _event_type(buf + value_start, size)
         elif name_size == 2 and memcmp(name, b"id", 2) == 0:
@@ -495,7 +503,7 @@ cdef class EventStreamParser:
             return 0
         if self._data_prefix:  # _end_data_line took the chunk
             return 0
-        if size - start > self._room():
+        if self._line.size + size - start > self._room():
             self._refuse_line(events, data, start, size)
             self._in_line = True
         elif not self._line.size and size - start > 5 and memcmp(data + start, b"data:", 5) == 0:
@@ -508,22 +516,22 @@ cdef class EventStreamParser:
             self._grow(&self._line, data + start, size - start)
         return 0
 
-    cdef Py_ssize_t _held(self) noexcept:
+    cdef inline Py_ssize_t _held(self) noexcept:
         """The event's data so far, an LF after each value, wherever it lies."""
         return self._data.size + (self._span_end - self._span_start + 1 if self._has_span else 0)
 
-    cdef Py_ssize_t _room(self) noexcept:
-        """How many bytes of a line the event can still take: every line counts whole, data or
-        not, held across chunks or not, so that where the network cuts changes nothing; and
+    cdef inline Py_ssize_t _room(self) noexcept:
+        """How many bytes a line may take with the data so far: every line counts whole, data
+        or not, held across chunks or not, so that where the network cuts changes nothing;
         six bytes more, for a data line's ``data: `` (_add_data bounds the data itself)."""
-        return self._limit + _PREFIX - self._held() - self._line.size
+        return self._limit + _PREFIX - self._held()
 
     cdef int _refuse_line(self, list events, const char* data, Py_ssize_t start,
                           Py_ssize_t end) except -1:
         """The line whose bytes go on at ``data[start:end]`` (after the pending line's) takes
         the event past the limit: only what fits is kept, for the refusal's id when it is a
         data line; then the line goes."""
-        cdef Py_ssize_t room = self._room()
+        cdef Py_ssize_t room = self._room() - self._line.size
         self._flush_span()
         self._grow(&self._line, data + start, max(min(room, end - start), 0))
         cdef Py_ssize_t value = _data_value(self._line.bytes, self._line.size)
@@ -600,6 +608,14 @@ cdef inline Py_ssize_t _line_end(const char* data, Py_ssize_t start, Py_ssize_t 
     lf = _find(data, start, size, b"\n")
     end = _find(data, start, size if lf == -1 else lf, b"\r")  # a CR before it ends the line
     return lf if end == -1 else end
+
+
+cdef Py_ssize_t _last_line_end(const char* data, Py_ssize_t end, Py_ssize_t size) noexcept:
+    """The last of the line ends that run on from ``data[end]``, one: each is a blank line
+    with nothing to dispatch after the first (a flood of CRs costs a byte each)."""
+    while end + 1 < size and (data[end + 1] == b"\n" or data[end + 1] == b"\r"):
+        end += 1
+    return end
 
 
 cdef inline Py_ssize_t _find(const char* data, Py_ssize_t start, Py_ssize_t size,

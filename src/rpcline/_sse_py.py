@@ -28,11 +28,15 @@ EVENT_TOO_LONG: Final = "event exceeds {limit} bytes"
 BOM: Final = b"\xef\xbb\xbf"
 # A pending line may hold its field name before the value the limit counts.
 DATA_PREFIX: Final = b"data: "
+_PREFIX: Final = len(DATA_PREFIX)
 _LINE_END: Final = re.compile(rb"[\r\n]")
+_LINE_ENDS: Final = re.compile(rb"[\r\n]*")
+_CR_LF: Final = (b"\r", b"\n")
 # How the SDK's server (sse-starlette) starts an event: the line-by-line path's shortcut.
 _SDK_HEAD: Final = b"event: message\r\ndata: "
-# Its event line, which counts against the limit as any line does (_sdk_frame).
-_SDK_EVENT_LINE: Final = len(b"event: message")
+# Its event line counts against the limit as any line does: under this limit (with the six
+# bytes of a data prefix) it alone passes it, and _sdk_frame leaves the event to the lines.
+_SDK_MIN_LIMIT: Final = len(b"event: message") - _PREFIX
 _JSON_SPACE: Final = b" \t\r\n"
 _new = tuple.__new__
 
@@ -203,14 +207,17 @@ class EventStreamParser:
                     break
                 if self._discarding:
                     self._skip(end > start)
-                elif end - start > self._room():  # whole or held, the limit is the same
-                    self._refuse_line(events, data, start, end)
                 elif self._line:
-                    self._line += memoryview(data)[start:end]
-                    self._field(events, self._line, 0, len(self._line), False)
-                    self._line.clear()
+                    if len(self._line) + end - start > self._room():  # refused before it
+                        self._refuse_line(events, data, start, end)  # grows past the limit
+                    else:
+                        self._line += memoryview(data)[start:end]
+                        self._field(events, self._line, 0, len(self._line), False)
+                        self._line.clear()
                 else:
                     self._field(events, data, start, end, True)
+                    if end == start and data[end + 1 : end + 2] in _CR_LF:  # a blank line, and
+                        end = _last_line_end(data, end)  # more: those after it have no event
             start = end + 1
             if data[end] == 0x0D:  # CR: an LF after it belongs to the same line end
                 if start == size:
@@ -225,7 +232,7 @@ class EventStreamParser:
         line, a blank line, each ended with CRLF) and it lies whole in the chunk, with no data
         held: dispatched as its three lines would be, and where the next line starts; -1 for
         anything else, which the line-by-line path takes."""
-        if (self._span is not None or self._data or _SDK_EVENT_LINE > self._limit + len(DATA_PREFIX)
+        if (self._span is not None or self._data or self._limit < _SDK_MIN_LIMIT
                 or not data.startswith(_SDK_HEAD, start)):
             return -1
         value = start + len(_SDK_HEAD)
@@ -250,17 +257,24 @@ class EventStreamParser:
         if start == end:
             self._dispatch(events, buf)
             return
-        if buf[start] == 0x3A:  # ":" a comment (its empty name is no field anyway: a shortcut)
-            return
-        colon = buf.find(b":", start, end)
-        if colon < 0:
-            name, value_start = buf[start:end], end
-        else:
-            name, value_start = buf[start:colon], colon + 1
-            if value_start < end and buf[value_start] == 0x20:
-                value_start += 1
-        if name == b"data":
-            self._add_data(events, buf, value_start, end, in_chunk)
+        name: bytes | bytearray = b""  # a comment's (":" first): no field, and no name to read
+        value_start = end
+        if buf[start] != 0x3A:
+            colon = buf.find(b":", start, end)
+            if colon < 0:
+                name = buf[start:end]
+            else:
+                name, value_start = buf[start:colon], colon + 1
+                if value_start < end and buf[value_start] == 0x20:
+                    value_start += 1
+            if name == b"data":
+                self._add_data(events, buf, value_start, end, in_chunk)
+                return
+        # Any other line counts whole (_room, inlined: a call a line costs the twin a fifth
+        # more on comment lines); held, _lines counted it before it grew.
+        if end - start > self._limit + _PREFIX - len(self._data) - (
+                self._span[1] - self._span[0] + 1 if self._span else 0):
+            self._refuse_line(events, buf, start, end)
         elif name == b"event":
             self._event = _event_type(buf[value_start:end])
         elif name == b"id":
@@ -352,7 +366,7 @@ class EventStreamParser:
             return
         if self._data_prefix:  # _end_data_line took the chunk
             return
-        if len(data) - start > self._room():
+        if len(self._line) + len(data) - start > self._room():
             self._refuse_line(events, data, start, len(data))
             self._in_line = True
         elif not self._line and len(data) - start > 5 and data.startswith(b"data:", start):
@@ -368,16 +382,18 @@ class EventStreamParser:
         return len(self._data) + (self._span[1] - self._span[0] + 1 if self._span else 0)
 
     def _room(self) -> int:
-        """How many bytes of a line the event can still take: every line counts whole, data or
-        not, held across chunks or not, so that where the network cuts changes nothing; and
+        """How many bytes a line may take with the data so far: every line counts whole, data
+        or not, held across chunks or not, so that where the network cuts changes nothing;
         six bytes more, for a data line's ``data: `` (_add_data bounds the data itself)."""
-        return self._limit + len(DATA_PREFIX) - self._held() - len(self._line)
+        return self._limit + _PREFIX - self._held()
 
-    def _refuse_line(self, events: list[Event], data: bytes, start: int, end: int) -> None:
+    def _refuse_line(
+        self, events: list[Event], data: bytes | bytearray, start: int, end: int
+    ) -> None:
         """The line whose bytes go on at ``data[start:end]`` (after the pending line's) takes
         the event past the limit: only what fits is kept, for the refusal's id when it is a
         data line; then the line goes."""
-        room = self._room()
+        room = self._room() - len(self._line)
         self._flush_span(data)
         self._line += memoryview(data)[start : start + max(min(room, end - start), 0)]
         events.append(self._too_long(self._line, _data_value(self._line), len(self._line)))
@@ -413,6 +429,12 @@ def _line_end(data: bytes, start: int) -> int:
     """The offset of the next CR or LF from ``start`` on, or -1."""
     found = _LINE_END.search(data, start)
     return -1 if found is None else found.start()
+
+
+def _last_line_end(data: bytes, end: int) -> int:
+    """The last of the line ends that run on from ``data[end]``, one: each is a blank line
+    with nothing to dispatch after the first (a flood of CRs costs a regex step each)."""
+    return _LINE_ENDS.match(data, end).end() - 1  # type: ignore[union-attr]
 
 
 def _data_value(line: bytearray) -> int:
