@@ -270,8 +270,8 @@ class EventStreamParser:
             if name == b"data":
                 self._add_data(events, buf, value_start, end, in_chunk)
                 return
-        # Any other line counts whole (_room, inlined: a call a line costs the twin a fifth
-        # more on comment lines); held, _lines counted it before it grew.
+        # Any other line counts whole (_room, inlined: two calls on every comment line cost
+        # the twin about a tenth more); held, _lines counted it before it grew.
         if end - start > self._limit + _PREFIX - len(self._data) - (
                 self._span[1] - self._span[0] + 1 if self._span else 0):
             self._refuse_line(events, buf, start, end)
