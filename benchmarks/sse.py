@@ -3,6 +3,7 @@
     python benchmarks/sse.py [FILE.jsonl] [--rounds 20] [--chunk 65536]
     python benchmarks/sse.py [FILE.jsonl] --callgrind [--passes 1 4]
     python benchmarks/sse.py --large [--events 8] [--size 1048576] [--rounds 20] [--chunk 65536]
+    python benchmarks/sse.py --floods [--chunk 65536]
 
 Each payload of FILE (default: the server side of the recorded SDK sessions) becomes one
 event as the SDK's server writes it (``sse.encode``); the stream is fed in fixed-size
@@ -30,6 +31,10 @@ the parser's time less its classify's on the bare payloads, in copies of the str
 (target: at most one copy, in each round's own ratio). On glibc, malloc is told to keep
 freed memory (no trimming, no mmap): otherwise whichever contender runs after one that
 freed megabytes pays to fault them back in, and the figures measure the allocator.
+
+``--floods`` asks whether a hostile stream of one short line repeated costs per byte what
+ordinary lines cost: MB/s of the core and the twin (best of five) on 1 MiB of bare CRs,
+LFs, CRLFs (each a blank line, so each byte ends an event), comment lines and ``id`` lines.
 """
 
 from __future__ import annotations
@@ -296,6 +301,30 @@ def child(name: str, path: str, chunk: int, passes: int) -> None:
         run(chunks, payloads)
 
 
+FLOODS = {"bare CR": b"\r", "bare LF": b"\n", "CRLF": b"\r\n",
+          "comment lines": b": keep-alive\n", "id lines": b"id: 1\n"}
+
+
+def floods(chunk: int) -> None:
+    import rpcline._sse_c as sse_c
+
+    print(f"floods of 1 MiB in {chunk:,}-byte chunks, best of 5")
+    for name, unit in FLOODS.items():
+        data = unit * (1024 * 1024 // len(unit))
+        pieces = [data[start : start + chunk] for start in range(0, len(data), chunk)]
+        figures = []
+        for label, module in (("core", sse_c), ("twin", sse_py)):
+            best = float("inf")
+            for _ in range(5):
+                parser = module.EventStreamParser()
+                start = time.perf_counter()
+                for piece in pieces:
+                    parser.feed(piece)
+                best = min(best, time.perf_counter() - start)
+            figures.append(f"{label} {len(data) / best / 1e6:9.1f} MB/s")
+        print(f"  {name:14}  " + "  ".join(figures))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("file", nargs="?", type=Path, default=DEFAULT_FILE)
@@ -308,10 +337,14 @@ def main() -> int:
                         help="GB/s on a few large events instead of the recorded traffic")
     parser.add_argument("--events", type=int, default=8, help="--large: how many events")
     parser.add_argument("--size", type=int, default=1024 * 1024, help="--large: bytes each")
+    parser.add_argument("--floods", action="store_true",
+                        help="MB/s on floods of blank, comment and id lines instead")
     args = parser.parse_args()
     if not args.child:
         print(f"measuring {describe()}")
-    if args.large:
+    if args.floods:
+        floods(args.chunk)
+    elif args.large:
         large(args.events, args.size, args.rounds, args.chunk)
     elif args.child:
         name, path, chunk, passes = args.child

@@ -1,6 +1,11 @@
 """Write the hand-made seeds of fuzz/corpus/: one small file per interesting input.
 
-    python fuzz/make_seeds.py      # rewrites fuzz/corpus/seed-*; other files are kept
+    python fuzz/make_seeds.py      # rewrites fuzz/corpus/seed-* and fuzz/corpus-sse/seed-*;
+                                   # other files are kept
+
+fuzz/corpus-sse/ holds the SSE target's (fuzz/fuzz_sse.py): a 4-byte head (limit, classify
+and cut points, see tests/_sse_oracle.py) and a stream: the SDK's shape, every field, line
+ends of each kind, long lines of every field around the limits, floods of blank lines.
 
 Every result kind and refusal reason, the policies (float and out-of-range ids, batches,
 duplicate names, a BOM), the framing cases (CRLF, a lone CR, blank lines, a BOM at the
@@ -89,18 +94,43 @@ SEEDS.update({
 })  # fmt: skip
 
 
-def main() -> None:
-    out = Path(__file__).resolve().parent / "corpus"
+SDK = b"event: message\r\ndata: %s\r\n\r\n"
+RESPONSE = R + b'"id":7,"result":{"content":[{"type":"text","text":"hi"}]}}'
+SSE_SEEDS: dict[str, bytes] = {
+    # head[0]: limit index (+128: route), head[1:]: cut points in 255ths of the stream
+    "sdk": b"\x07\x40\x80\xc0" + SDK % RESPONSE + SDK % (R + b'"method":"m"}'),
+    "sdk-route": b"\x87\x10\x55\xf0" + SDK % RESPONSE,
+    "fields": b"\x06\x20\x60\xa0" + b"\xef\xbb\xbfid: 1\nretry: 10\nevent: e\n: c\nfoo: b\n"
+              b"data: " + RESPONSE + b"\ndata\n\nid\ndata:\n\n",
+    "line-ends": b"\x05\x01\x7f\xfe" + b"data: 1\rdata: 2\r\n\rdata: 3\n\r\n\r\r",
+    "multi-line": b"\x06\x33\x66\x99" + b"data: {\"jsonrpc\":\ndata: \"2.0\",\"method\":\"m\"}\n\n",
+    "over-long-data": b"\x04\x30\x50\x70" + b"data: " + RESPONSE + b"\n\ndata: " + RESPONSE[:30]
+                      + b"\n\n",
+    "long-comment": b"\x05\x10\x40\x90" + b"data: " + RESPONSE + b"\n: " + b"c" * 80 + b"\n\n"
+                    + SDK % RESPONSE,
+    "long-id": b"\x05\x20\x80\xd0" + b"data: " + RESPONSE + b"\nid: " + b"i" * 40 + b"\n\n",
+    "small-limit": b"\x01\x08\x10\x18" + SDK % b"1" + b"data: 12345678\n\n",
+    "blank-flood": b"\x06\x02\x80\xfd" + b"data: 1\n" + b"\r" * 200 + b"\r\n" * 50 + b"data: 2\n\n",
+    "nul-and-utf8": b"\x06\x11\x22\x33" + b"id: a\0b\nevent: \xe2\x82\nid: \xff\ndata: \xc3\xa9\n\n",
+}
+
+
+def write(folder: str, seeds: dict[str, bytes]) -> None:
+    """Each seed as fuzz/FOLDER/seed-NAME, in place of the seeds written before."""
+    out = Path(__file__).resolve().parent / folder
     out.mkdir(exist_ok=True)
     for old in out.glob("seed-*"):
         old.unlink()
-    for name, data in SEEDS.items():
+    for name, data in seeds.items():
         (out / f"seed-{name}").write_bytes(data)
+
+
+def main() -> None:
     # A sample of the generated traffic, short lines only (the fuzzer's max_len is 4096).
     lines = [line for line in generate(400, seed=7) if len(line) <= 1024]
-    for number, line in enumerate(lines[::10]):
-        (out / f"seed-generated-{number:02d}").write_bytes(line)
+    generated = {f"generated-{number:02d}": line for number, line in enumerate(lines[::10])}
     # A few POSTs of every label of the generated 2026-07-28 traffic, as check_request's.
+    http: dict[str, bytes] = {}
     taken: dict[str, int] = {}
     for label, body, pairs in iter_http(3000, seed=7):
         block = b"\n".join(name + b":" + value for name, value in pairs)
@@ -108,7 +138,9 @@ def main() -> None:
                 or any(b"\n" in name + value for name, value in pairs)):
             continue
         number = taken[label] = taken.get(label, 0) + 1
-        (out / f"seed-http-{label}-{number}").write_bytes(body + HTTP_SEPARATOR + block)
+        http[f"http-{label}-{number}"] = body + HTTP_SEPARATOR + block
+    write("corpus", SEEDS | generated | http)
+    write("corpus-sse", SSE_SEEDS)
 
 
 if __name__ == "__main__":

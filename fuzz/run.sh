@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Fuzz rpcline with atheris on an extension built by clang for coverage.
 #
-#   bash fuzz/run.sh                          # CI: 60 s, seed 1, coverage build, no ASan
+# Two targets, each run in turn for --seconds: "rpcline" (fuzz/fuzz_rpcline.py: parse, route
+# and StreamParser, seeds in fuzz/corpus/) and "sse" (fuzz/fuzz_sse.py: EventStreamParser
+# fed whole and cut at points the input picks, core and twin, seeds in fuzz/corpus-sse/).
+#
+#   bash fuzz/run.sh                          # CI: 60 s each, seed 1, coverage build, no ASan
+#   bash fuzz/run.sh --target sse             # one target only
 #   bash fuzz/run.sh --long                   # a long run: AddressSanitizer, until stopped,
 #                                             # new inputs kept in fuzz/work/corpus
 #   bash fuzz/run.sh --long --seconds 3600 --jobs 2
@@ -11,7 +16,7 @@
 # Options: --seconds N (0: no limit), --seed N, --asan, --long (= --asan --seconds 0 and a
 # kept work corpus), --jobs N (libFuzzer -fork), --merge, --venv DIR (reuse a venv),
 # --work DIR (where the work corpus and crash files go; default fuzz/work for --long and
-# --merge), then any libFuzzer flags after "--".
+# --merge), --target rpcline|sse, then any libFuzzer flags after "--".
 #
 # The extension is compiled with clang's -fsanitize=fuzzer-no-link (plus address with
 # --asan) as atheris documents for native extensions; the twin's Python code is
@@ -20,13 +25,14 @@
 # linked from the archive atheris ships (preloading ASan's runtime into an uninstrumented
 # Python costs 3-10x in executions). Without clang the run falls back to gcc: the Python
 # twin is still covered, the Cython core is only checked, and the script says so.
-# A crash or a disagreement stops the run and leaves the input in WORK/crashes/; copy it
-# into fuzz/regressions/ (tests/test_fuzz_corpus.py replays that folder).
+# A crash or a disagreement stops the run and leaves the input in WORK/crashes/ (the sse
+# target's in WORK/crashes-sse/); copy it into fuzz/regressions/ (an sse finding into
+# fuzz/corpus-sse/): tests/test_fuzz_corpus.py replays both folders.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 PYTHON=${PYTHON:-python3}
-SECONDS_LIMIT=60 SEED=1 ASAN=0 LONG=0 JOBS=0 MERGE=0 VENV="" WORK=""
+SECONDS_LIMIT=60 SEED=1 ASAN=0 LONG=0 JOBS=0 MERGE=0 VENV="" WORK="" TARGETS="rpcline sse"
 while [ $# -gt 0 ]; do
     case "$1" in
         --seconds) SECONDS_LIMIT=$2; shift 2 ;;
@@ -37,6 +43,7 @@ while [ $# -gt 0 ]; do
         --merge) MERGE=1; LONG=1; shift ;;
         --venv) VENV=$2; shift 2 ;;
         --work) WORK=$2; shift 2 ;;
+        --target) TARGETS=$2; shift 2 ;;
         --) shift; break ;;
         *) echo "unknown option $1 (see the comment at the top of $0)" >&2; exit 2 ;;
     esac
@@ -44,7 +51,7 @@ done
 if [ -z "$WORK" ]; then
     if [ "$LONG" = 1 ]; then WORK=$ROOT/fuzz/work; else WORK=$(mktemp -d); fi
 fi
-mkdir -p "$WORK/corpus" "$WORK/crashes"
+mkdir -p "$WORK/corpus" "$WORK/crashes" "$WORK/corpus-sse" "$WORK/crashes-sse"
 VENV=${VENV:-$WORK/venv}
 
 if command -v clang >/dev/null 2>&1; then
@@ -92,37 +99,54 @@ elif [ ${#BUILD_ENV[@]} -gt 0 ]; then
     fi
 fi
 
-ARGS=(-seed="$SEED" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1
-      -dict="$ROOT/fuzz/jsonrpc.dict" -artifact_prefix="$WORK/crashes/")
-[ "$SECONDS_LIMIT" != 0 ] && ARGS+=(-max_total_time="$SECONDS_LIMIT")
-[ "$JOBS" != 0 ] && ARGS+=(-fork="$JOBS" -ignore_crashes=0)
-# New inputs go to the first folder; the seeds and the regressions are read only. -fork
-# and -merge start the script itself again: it runs by its shebang, the venv first on PATH.
-DIRS=("$WORK/corpus" "$ROOT/fuzz/corpus" "$ROOT/fuzz/regressions")
-[ "$MERGE" = 1 ] && { ARGS=(-merge=1 -timeout=20); DIRS=("$ROOT/fuzz/corpus" "$WORK/corpus"); }
-echo "fuzz: ${SECONDS_LIMIT}s (0: until stopped), seed $SEED, asan=$ASAN, merge=$MERGE, work $WORK"
-set +e
-( cd "$WORK" && PATH="$VENV/bin:$PATH" env ${PRELOAD:+LD_PRELOAD="$PRELOAD"} \
-    "$ROOT/fuzz/fuzz_rpcline.py" "${ARGS[@]}" "$@" "${DIRS[@]}" ) >"$WORK/fuzz.log" 2>&1
-status=$?
-set -e
-if [ "$MERGE" = 1 ]; then
-    grep MERGE-OUTER "$WORK/fuzz.log" | tail -n 3
-    exit "$status"
-fi
-# libFuzzer's progress lines are many; the rest (set-up, findings, final stats) is shown.
-grep -vE '^#[0-9]+.*(NEW|REDUCE|pulse) |# Uses: ' "$WORK/fuzz.log" | tail -n 80
-found=$(find "$WORK/crashes" -type f | wc -l)
-runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$WORK/fuzz.log" | tail -n 1)
-[ -n "$runs" ] || runs=$(sed -n 's/^#\([0-9]*\): cov.*/\1/p' "$WORK/fuzz.log" | tail -n 1)  # -fork
-echo "fuzz: ${runs:-?} executions; $(find "$WORK/corpus" -type f | wc -l) new corpus inputs in $WORK/corpus," \
-     "$(find "$ROOT/fuzz/corpus" -type f | wc -l) seeds, $found findings"
-if [ "$found" -gt 0 ] || [ "$status" -ne 0 ]; then
-    echo "fuzz: libFuzzer exited $status; log in $WORK/fuzz.log" >&2
-    for input in $(find "$WORK/crashes" -type f); do
-        echo "fuzz: finding $input:"
-        "$VENV/bin/python" -c 'import sys; print(repr(open(sys.argv[1], "rb").read()[:2000]))' "$input"
-    done
-    exit 1
-fi
-exit 0
+# One target: its script, dictionary, seeds, and the work folders' suffix ("" or "-sse").
+fuzz_target() {
+    local name=$1 script=$2 dict=$3 seeds=$4 suffix=$5
+    local corpus=$WORK/corpus$suffix crashes=$WORK/crashes$suffix log=$WORK/fuzz$suffix.log
+    local args=(-seed="$SEED" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1
+                -dict="$ROOT/fuzz/$dict" -artifact_prefix="$crashes/")
+    [ "$SECONDS_LIMIT" != 0 ] && args+=(-max_total_time="$SECONDS_LIMIT")
+    [ "$JOBS" != 0 ] && args+=(-fork="$JOBS" -ignore_crashes=0)
+    # New inputs go to the first folder; the seeds and the regressions are read only. -fork
+    # and -merge start the script itself again: it runs by its shebang, the venv first on PATH.
+    local dirs=("$corpus" "$ROOT/fuzz/$seeds")
+    [ "$name" = rpcline ] && dirs+=("$ROOT/fuzz/regressions")
+    [ "$MERGE" = 1 ] && { args=(-merge=1 -timeout=20); dirs=("$ROOT/fuzz/$seeds" "$corpus"); }
+    echo "fuzz $name: ${SECONDS_LIMIT}s (0: until stopped), seed $SEED, asan=$ASAN, merge=$MERGE, work $WORK"
+    set +e
+    ( cd "$WORK" && PATH="$VENV/bin:$PATH" env ${PRELOAD:+LD_PRELOAD="$PRELOAD"} \
+        "$ROOT/fuzz/$script" "${args[@]}" "${EXTRA[@]}" "${dirs[@]}" ) >"$log" 2>&1
+    local status=$?
+    set -e
+    if [ "$MERGE" = 1 ]; then
+        grep MERGE-OUTER "$log" | tail -n 3
+        return "$status"
+    fi
+    # libFuzzer's progress lines are many; the rest (set-up, findings, final stats) is shown.
+    grep -vE '^#[0-9]+.*(NEW|REDUCE|pulse) |# Uses: ' "$log" | tail -n 80
+    local found runs
+    found=$(find "$crashes" -type f | wc -l)
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+    [ -n "$runs" ] || runs=$(sed -n 's/^#\([0-9]*\): cov.*/\1/p' "$log" | tail -n 1)  # -fork
+    echo "fuzz $name: ${runs:-?} executions; $(find "$corpus" -type f | wc -l) new corpus inputs in $corpus," \
+         "$(find "$ROOT/fuzz/$seeds" -type f | wc -l) seeds, $found findings"
+    if [ "$found" -gt 0 ] || [ "$status" -ne 0 ]; then
+        echo "fuzz $name: libFuzzer exited $status; log in $log" >&2
+        for input in $(find "$crashes" -type f); do
+            echo "fuzz $name: finding $input:"
+            "$VENV/bin/python" -c 'import sys; print(repr(open(sys.argv[1], "rb").read()[:2000]))' "$input"
+        done
+        return 1
+    fi
+}
+
+EXTRA=("$@")
+failed=0
+for target in $TARGETS; do
+    case "$target" in
+        rpcline) fuzz_target rpcline fuzz_rpcline.py jsonrpc.dict corpus "" || failed=1 ;;
+        sse) fuzz_target sse fuzz_sse.py sse.dict corpus-sse -sse || failed=1 ;;
+        *) echo "unknown target $target (rpcline, sse)" >&2; exit 2 ;;
+    esac
+done
+exit "$failed"

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 from _http_oracle import check_http
 from _oracle import check
+from _sse_oracle import check_sse
 
 FUZZ = Path(__file__).resolve().parents[1] / "fuzz"
 SEEDS = sorted((FUZZ / "corpus").iterdir()) if (FUZZ / "corpus").is_dir() else []
+SSE_SEEDS = sorted((FUZZ / "corpus-sse").iterdir()) if (FUZZ / "corpus-sse").is_dir() else []
 REGRESSIONS = sorted(p for p in (FUZZ / "regressions").glob("*") if p.name != "README.md")
 
 # The wheel's tests run from a copy of tests/ alone (cibuildwheel's test-sources): there
@@ -46,6 +48,14 @@ def test_every_corpus_input_passes_the_oracle(modules, http_modules):
         except AssertionError as error:
             failures.append(f"{path.name}: {error}")
     assert not failures, "\n".join(failures[:5])
+
+
+@pytest.mark.c_extension
+def test_every_sse_corpus_input_passes_the_sse_oracle(c_module, py_module):
+    """The SSE target's inputs (fuzz/fuzz_sse.py): whole and cut, core and twin, agree."""
+    assert len(SSE_SEEDS) >= 10, f"fuzz/corpus-sse/ holds {len(SSE_SEEDS)} inputs"
+    for path in SSE_SEEDS:
+        check_sse(path.read_bytes(), c_module, py_module)
 
 
 # With no findings kept, say so in words rather than "got empty parameter set".

@@ -4,13 +4,18 @@ Each thread has its own StreamParser (a parser holds one stream's partial line, 
 belongs to one stream and one thread: the README says so); ``parse`` and ``parse_lines``
 keep no state between calls and are shared freely. A short switch interval makes the
 interpreter hand the GIL over thousands of times mid-run, so the threads interleave.
+A parser shared all the same (by threads, or called back by its own classify) refuses the
+second call with a RuntimeError.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
+import subprocess
 import sys
 import threading
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -92,3 +97,49 @@ def test_threads_sharing_parse_and_one_buffer(impl, fast_switching):
     for thread in threads:
         thread.join(timeout=300)
     assert len(seen) == THREADS * 2000 and all(s == want for s in seen)
+
+
+# --- one parser shared: by threads, or by its own classify ------------------------------------
+
+MISUSE = Path(__file__).parent / "isolated" / "shared_parser.py"
+
+
+def misuse(impl: ModuleType, kind: str, case: str) -> dict:
+    """tests/isolated/shared_parser.py's report, from a fresh process: before the guard,
+    the core's EventStreamParser crashed the interpreter (SIGSEGV) on these."""
+    implementation = "cython" if impl.__name__.endswith("_c") else "python"
+    done = subprocess.run([sys.executable, str(MISUSE), implementation, kind, case],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    return json.loads(done.stdout)
+
+
+def busy(kind: str, method: str = "feed") -> list[str]:
+    name = "EventStreamParser" if kind == "sse" else "StreamParser"
+    return ["RuntimeError", f"{name}.{method}() re-entered: the parser is running a call "
+            "already (its classify called back, or another thread called while classify "
+            "ran); it takes one call at a time"]
+
+
+@pytest.mark.parametrize("kind", ["sse", "stream"])
+@pytest.mark.parametrize("method", ["feed", "close"])
+def test_classify_calling_its_own_parser_is_a_runtime_error(impl, kind, method):
+    report = misuse(impl, kind, f"classify-{method}s")
+    # The call in flight is not disturbed: it gives its own results, and so do later ones.
+    assert report == {"inner": [busy(kind, method)], "outer": ["1", "2"], "after": ["3"]}
+
+
+@pytest.mark.parametrize("kind", ["sse", "stream"])
+def test_a_feed_from_another_thread_while_classify_runs_is_a_runtime_error(impl, kind):
+    report = misuse(impl, kind, "threads-wait")
+    assert report == {"first": ["1"], "second": [busy(kind)], "after": ["3"]}
+
+
+@pytest.mark.parametrize("kind", ["sse", "stream"])
+def test_threads_feeding_one_parser_never_mix_their_chunks(impl, kind):
+    """classify releases the GIL mid-feed: each call gives its own chunk's result or is
+    refused, never part of another's (and the interpreter does not crash)."""
+    outcomes = misuse(impl, kind, "threads")["outcomes"]
+    refused = ": ".join(busy(kind))
+    assert set(outcomes) <= {"own", refused} and outcomes.get("own", 0) >= 1, outcomes
+    assert sum(outcomes.values()) == 4 * 500

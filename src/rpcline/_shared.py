@@ -96,6 +96,12 @@ def encode_id(new_id: object) -> bytes:
 # --- streams -----------------------------------------------------------------------------
 DEFAULT_MAX_LINE_BYTES: Final = 16 * 1024 * 1024
 LINE_TOO_LONG: Final = "line exceeds {limit} bytes"
+# A feed runs classify, which may call back into the parser (or let another thread in, when
+# it releases the GIL); the call in flight holds the chunk and the pending line, so a second
+# one is refused rather than let interleave the two calls' bytes (or, in C, read freed ones).
+REENTERED: Final = ("{}() re-entered: the parser is running a call already (its classify called "
+                    "back, or another thread called while classify ran); it takes one call at "
+                    "a time")
 
 
 def not_lines(data: object) -> str:

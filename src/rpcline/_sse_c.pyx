@@ -27,6 +27,7 @@ from rpcline._scan_c cimport _prefix_id
 from rpcline._route_c import Route, route
 
 from rpcline._sse_py import DATA_PREFIX, DEFAULT_MAX_EVENT_BYTES, EVENT_TOO_LONG, encode
+from rpcline._shared import REENTERED
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(void* op)
@@ -43,6 +44,9 @@ cdef extern from "_line_end.h":
 
 cdef const char* BOM = b"\xef\xbb\xbf"
 cdef Py_ssize_t _PREFIX = len(DATA_PREFIX)
+# The SDK's event line counts against the limit as any line does: under this limit (with the
+# six bytes of a data prefix) it alone passes it, and _sdk_frame leaves the event to the lines.
+cdef Py_ssize_t _SDK_MIN_LIMIT = len(b"event: message") - _PREFIX
 # Data from this size on is decoded through a view instead of a copy (see _classify_data).
 cdef Py_ssize_t _VIEW_BYTES = 16 * 1024
 # A buffer's first allocation, and the most it keeps between events.
@@ -132,7 +136,9 @@ cdef class EventStreamParser:
     … bytes"))`` (a refused ``Route`` for ``route``), ``id`` read from the data's first
     ``max_event_bytes`` bytes as ``StreamParser`` reads an over-long line's; the rest of
     the event, its fields included, is dropped up to its blank line. One parser serves
-    one stream and one thread.
+    one stream and one thread: ``feed`` or ``close`` while a ``feed`` of the same parser
+    runs (its ``classify`` calling back, or another thread while ``classify`` runs) is a
+    ``RuntimeError``.
     """
 
     cdef Buffer _line  # the unfinished line's bytes from earlier chunks
@@ -157,6 +163,9 @@ cdef class EventStreamParser:
     cdef bint _after_cr  # the last chunk ended with CR: an LF first is that line's end
     cdef bint _at_start  # a BOM may still be arriving
     cdef bint _closed
+    # feed runs: _lines holds the chunk in _chunk, which a second call would reset under it
+    # (the twin's lock: under the GIL a flag is enough)
+    cdef bint _busy
 
     # For inspect.signature: a text signature cannot name parse as a default.
     __signature__ = Signature([
@@ -187,7 +196,7 @@ cdef class EventStreamParser:
         self._event = "message"
         self._id = ""
         self._retry = None
-        self._discarding = self._in_line = self._after_cr = self._closed = False
+        self._discarding = self._in_line = self._after_cr = self._closed = self._busy = False
         self._at_start = True
 
     def __dealloc__(self):
@@ -209,9 +218,17 @@ cdef class EventStreamParser:
 
     def feed(self, chunk):
         """The events this chunk completes; the unfinished one is kept for later."""
-        if self._closed:
-            raise ValueError("feed() after close()")
-        data = _chunk_bytes(chunk)
+        if self._busy:
+            raise RuntimeError(REENTERED.format("EventStreamParser.feed"))
+        self._busy = True
+        try:
+            if self._closed:
+                raise ValueError("feed() after close()")
+            return self._feed(_chunk_bytes(chunk))
+        finally:
+            self._busy = False
+
+    cdef list _feed(self, data):
         if not len(data):  # nothing to say, and an LF may still follow a CR
             return []
         cdef Py_buffer view
@@ -234,6 +251,8 @@ cdef class EventStreamParser:
 
     def close(self):
         """End the stream: an unfinished event is discarded (WHATWG), so this gives []."""
+        if self._busy:
+            raise RuntimeError(REENTERED.format("EventStreamParser.close"))
         self._closed = True
         _drop(&self._line)
         _drop(&self._data)
@@ -284,13 +303,18 @@ cdef class EventStreamParser:
                     if self._discarding:
                         self._skip(end > start)
                     elif self._line.size:
-                        self._grow(&self._line, data + start, end - start)
-                        try:
-                            self._field(events, self._line.bytes, 0, self._line.size, False)
-                        finally:
-                            _drop(&self._line)
+                        if self._line.size + end - start > self._room():  # refused before it
+                            self._refuse_line(events, data, start, end)  # grows past the limit
+                        else:
+                            self._grow(&self._line, data + start, end - start)
+                            try:
+                                self._field(events, self._line.bytes, 0, self._line.size, False)
+                            finally:
+                                _drop(&self._line)
                     else:
                         self._field(events, data, start, end, True)
+                        if end == start:  # a blank line: those right after it have no event
+                            end = _last_line_end(data, end, size)
                 start = end + 1
                 if data[end] == b"\r":  # CR: an LF after it belongs to the same line end
                     if start == size:
@@ -312,6 +336,7 @@ cdef class EventStreamParser:
         # The head is _sse_py._SDK_HEAD, written as a literal so that C compares it inline.
         cdef Py_ssize_t value = start + 22
         if (size - value < 4 or self._has_span or self._data.size
+                or self._limit < _SDK_MIN_LIMIT
                 or memcmp(data + start, b"event: message\r\ndata: ", 22) != 0):
             return -1
         cdef Py_ssize_t end = _line_end(data, value, size)
@@ -334,20 +359,24 @@ cdef class EventStreamParser:
         """One complete line, ``buf[start:end]``; ``in_chunk``: it lies in the caller's chunk."""
         if start == end:
             return self._dispatch(events)
-        if buf[start] == b":":  # a comment (its empty name is no field anyway: a shortcut)
-            return 0
         cdef const char* name = buf + start
-        cdef const char* colon = <const char*>memchr(name, ord(":"), end - start)
-        cdef Py_ssize_t name_size, value_start
-        if colon is NULL:
-            name_size, value_start = end - start, end
-        else:
-            name_size, value_start = colon - name, colon - buf + 1
-            if value_start < end and buf[value_start] == b" ":
-                value_start += 1
+        cdef const char* colon
+        cdef Py_ssize_t name_size = 0  # a comment's (":" first): no field, and no name to read
+        cdef Py_ssize_t value_start = end
+        if buf[start] != b":":
+            colon = <const char*>memchr(name, ord(":"), end - start)
+            if colon is NULL:
+                name_size = end - start
+            else:
+                name_size, value_start = colon - name, colon - buf + 1
+                if value_start < end and buf[value_start] == b" ":
+                    value_start += 1
+            if name_size == 4 and memcmp(name, b"data", 4) == 0:
+                return self._add_data(events, buf, value_start, end, in_chunk)
+        # Any other line counts whole (_room); held, _lines counted it before it grew.
+        if end - start > self._room():
+            return self._refuse_line(events, buf, start, end)
         cdef Py_ssize_t size = end - value_start
-        if name_size == 4 and memcmp(name, b"data", 4) == 0:
-            return self._add_data(events, buf, value_start, end, in_chunk)
         if name_size == 5 and memcmp(name, b"event", 5) == 0:
             self._event = _event_type(buf + value_start, size)
         elif name_size == 2 and memcmp(name, b"id", 2) == 0:
@@ -363,8 +392,7 @@ cdef class EventStreamParser:
 
     cdef int _add_data(self, list events, const char* buf, Py_ssize_t start, Py_ssize_t end,
                        bint in_chunk) except -1:
-        cdef Py_ssize_t held = self._data.size + (
-            self._span_end - self._span_start + 1 if self._has_span else 0)
+        cdef Py_ssize_t held = self._held()
         if held + end - start > self._limit:
             self._flush_span()
             events.append(self._too_long(buf, start, end))
@@ -484,16 +512,8 @@ cdef class EventStreamParser:
             return 0
         if self._data_prefix:  # _end_data_line took the chunk
             return 0
-        cdef Py_ssize_t room = self._limit + _PREFIX - self._data.size - self._line.size
-        cdef Py_ssize_t value
-        if size - start > room:
-            # Only up to the limit is kept, for the refusal's id; then the line goes.
-            self._grow(&self._line, data + start, max(room, 0))
-            value = _data_value(self._line.bytes, self._line.size)
-            try:
-                events.append(self._too_long(self._line.bytes, value, self._line.size))
-            finally:
-                _drop(&self._line)
+        if self._line.size + size - start > self._room():
+            self._refuse_line(events, data, start, size)
             self._in_line = True
         elif not self._line.size and size - start > 5 and memcmp(data + start, b"data:", 5) == 0:
             # A data line begins: its value goes to the data buffer at once, not through the
@@ -503,6 +523,31 @@ cdef class EventStreamParser:
                        size - start - self._data_prefix)
         else:
             self._grow(&self._line, data + start, size - start)
+        return 0
+
+    cdef inline Py_ssize_t _held(self) noexcept:
+        """The event's data so far, an LF after each value, wherever it lies."""
+        return self._data.size + (self._span_end - self._span_start + 1 if self._has_span else 0)
+
+    cdef inline Py_ssize_t _room(self) noexcept:
+        """How many bytes a line may take with the data so far: every line counts whole, data
+        or not, held across chunks or not, so that where the network cuts changes nothing;
+        six bytes more, for a data line's ``data: `` (_add_data bounds the data itself)."""
+        return self._limit + _PREFIX - self._held()
+
+    cdef int _refuse_line(self, list events, const char* data, Py_ssize_t start,
+                          Py_ssize_t end) except -1:
+        """The line whose bytes go on at ``data[start:end]`` (after the pending line's) takes
+        the event past the limit: only what fits is kept, for the refusal's id when it is a
+        data line; then the line goes."""
+        cdef Py_ssize_t room = self._room() - self._line.size
+        self._flush_span()
+        self._grow(&self._line, data + start, max(min(room, end - start), 0))
+        cdef Py_ssize_t value = _data_value(self._line.bytes, self._line.size)
+        try:
+            events.append(self._too_long(self._line.bytes, value, self._line.size))
+        finally:
+            _drop(&self._line)
         return 0
 
     cdef object _too_long(self, const char* buf, Py_ssize_t start, Py_ssize_t end):
@@ -572,6 +617,14 @@ cdef inline Py_ssize_t _line_end(const char* data, Py_ssize_t start, Py_ssize_t 
     lf = _find(data, start, size, b"\n")
     end = _find(data, start, size if lf == -1 else lf, b"\r")  # a CR before it ends the line
     return lf if end == -1 else end
+
+
+cdef Py_ssize_t _last_line_end(const char* data, Py_ssize_t end, Py_ssize_t size) noexcept:
+    """The last of the line ends that run on from ``data[end]``, one: each is a blank line
+    with nothing to dispatch after the first (a flood of CRs costs a byte each)."""
+    while end + 1 < size and (data[end + 1] == b"\n" or data[end + 1] == b"\r"):
+        end += 1
+    return end
 
 
 cdef inline Py_ssize_t _find(const char* data, Py_ssize_t start, Py_ssize_t size,

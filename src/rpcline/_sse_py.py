@@ -14,10 +14,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from operator import itemgetter
+from threading import Lock
 from typing import Any, Final, Generic, Self, TypeVar, overload
 
 from rpcline import _route_py
 from rpcline._message_py import Incoming, ParseError, Refused, parse
+from rpcline._shared import REENTERED
 
 __all__ = ("DEFAULT_MAX_EVENT_BYTES", "Event", "EventStreamParser", "encode")
 
@@ -26,9 +28,15 @@ EVENT_TOO_LONG: Final = "event exceeds {limit} bytes"
 BOM: Final = b"\xef\xbb\xbf"
 # A pending line may hold its field name before the value the limit counts.
 DATA_PREFIX: Final = b"data: "
+_PREFIX: Final = len(DATA_PREFIX)
 _LINE_END: Final = re.compile(rb"[\r\n]")
+_LINE_ENDS: Final = re.compile(rb"[\r\n]*")
+_CR_LF: Final = (b"\r", b"\n")
 # How the SDK's server (sse-starlette) starts an event: the line-by-line path's shortcut.
 _SDK_HEAD: Final = b"event: message\r\ndata: "
+# Its event line counts against the limit as any line does: under this limit (with the six
+# bytes of a data prefix) it alone passes it, and _sdk_frame leaves the event to the lines.
+_SDK_MIN_LIMIT: Final = len(b"event: message") - _PREFIX
 _JSON_SPACE: Final = b" \t\r\n"
 _new = tuple.__new__
 # What an event carries: classify's results, and its refusals of over-long events.
@@ -85,12 +93,14 @@ class EventStreamParser(Generic[T]):
     … bytes"))`` (a refused ``Route`` for ``route``), ``id`` read from the data's first
     ``max_event_bytes`` bytes as ``StreamParser`` reads an over-long line's; the rest of
     the event, its fields included, is dropped up to its blank line. One parser serves
-    one stream and one thread.
+    one stream and one thread: ``feed`` or ``close`` while a ``feed`` of the same parser
+    runs (its ``classify`` calling back, or another thread while ``classify`` runs) is a
+    ``RuntimeError``.
     """
 
-    __slots__ = ("_after_cr", "_at_start", "_classify", "_closed", "_data", "_data_prefix",
-                 "_discarding", "_event", "_id", "_in_line", "_limit", "_line", "_retry",
-                 "_span")  # fmt: skip
+    __slots__ = ("_after_cr", "_at_start", "_busy", "_classify", "_closed", "_data",
+                 "_data_prefix", "_discarding", "_event", "_id", "_in_line", "_limit", "_line",
+                 "_retry", "_span")  # fmt: skip
 
     # The type follows classify, as StreamParser's does.
     @overload
@@ -136,6 +146,9 @@ class EventStreamParser(Generic[T]):
         self._after_cr = False  # the last chunk ended with CR: an LF first is that line's end
         self._at_start = True  # a BOM may still be arriving
         self._closed = False
+        # Held while feed runs (the core's _chunk would be reset under it by a second call):
+        # a lock, as a flag's test and set could be split by a thread switch here.
+        self._busy = Lock()
 
     @property
     def max_event_bytes(self) -> int:
@@ -152,9 +165,16 @@ class EventStreamParser(Generic[T]):
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> list[Event[T]]:
         """The events this chunk completes; the unfinished one is kept for later."""
-        if self._closed:
-            raise ValueError("feed() after close()")
-        data = _chunk_bytes(chunk)
+        if not self._busy.acquire(blocking=False):
+            raise RuntimeError(REENTERED.format("EventStreamParser.feed"))
+        try:
+            if self._closed:
+                raise ValueError("feed() after close()")
+            return self._feed(_chunk_bytes(chunk))
+        finally:
+            self._busy.release()
+
+    def _feed(self, data: bytes) -> list[Event]:
         if not data:  # nothing to say, and an LF may still follow a CR
             return []
         if self._at_start:
@@ -169,12 +189,17 @@ class EventStreamParser(Generic[T]):
 
     def close(self) -> list[Event[T]]:
         """End the stream: an unfinished event is discarded (WHATWG), so this gives []."""
-        self._closed = True
-        self._line.clear()
-        self._data.clear()
-        self._data_prefix = 0
-        self._discarding = False
-        return []
+        if not self._busy.acquire(blocking=False):
+            raise RuntimeError(REENTERED.format("EventStreamParser.close"))
+        try:
+            self._closed = True
+            self._line.clear()
+            self._data.clear()
+            self._data_prefix = 0
+            self._discarding = False
+            return []
+        finally:
+            self._busy.release()
 
     def _lines(self, data: bytes) -> list[Event]:
         events: list[Event] = []
@@ -201,11 +226,16 @@ class EventStreamParser(Generic[T]):
                 if self._discarding:
                     self._skip(end > start)
                 elif self._line:
-                    self._line += memoryview(data)[start:end]
-                    self._field(events, self._line, 0, len(self._line), False)
-                    self._line.clear()
+                    if len(self._line) + end - start > self._room():  # refused before it
+                        self._refuse_line(events, data, start, end)  # grows past the limit
+                    else:
+                        self._line += memoryview(data)[start:end]
+                        self._field(events, self._line, 0, len(self._line), False)
+                        self._line.clear()
                 else:
                     self._field(events, data, start, end, True)
+                    if end == start and data[end + 1 : end + 2] in _CR_LF:  # a blank line, and
+                        end = _last_line_end(data, end)  # more: those after it have no event
             start = end + 1
             if data[end] == 0x0D:  # CR: an LF after it belongs to the same line end
                 if start == size:
@@ -220,7 +250,8 @@ class EventStreamParser(Generic[T]):
         line, a blank line, each ended with CRLF) and it lies whole in the chunk, with no data
         held: dispatched as its three lines would be, and where the next line starts; -1 for
         anything else, which the line-by-line path takes."""
-        if self._span is not None or self._data or not data.startswith(_SDK_HEAD, start):
+        if (self._span is not None or self._data or self._limit < _SDK_MIN_LIMIT
+                or not data.startswith(_SDK_HEAD, start)):
             return -1
         value = start + len(_SDK_HEAD)
         end = _line_end(data, value)
@@ -244,17 +275,24 @@ class EventStreamParser(Generic[T]):
         if start == end:
             self._dispatch(events, buf)
             return
-        if buf[start] == 0x3A:  # ":" a comment (its empty name is no field anyway: a shortcut)
-            return
-        colon = buf.find(b":", start, end)
-        if colon < 0:
-            name, value_start = buf[start:end], end
-        else:
-            name, value_start = buf[start:colon], colon + 1
-            if value_start < end and buf[value_start] == 0x20:
-                value_start += 1
-        if name == b"data":
-            self._add_data(events, buf, value_start, end, in_chunk)
+        name: bytes | bytearray = b""  # a comment's (":" first): no field, and no name to read
+        value_start = end
+        if buf[start] != 0x3A:
+            colon = buf.find(b":", start, end)
+            if colon < 0:
+                name = buf[start:end]
+            else:
+                name, value_start = buf[start:colon], colon + 1
+                if value_start < end and buf[value_start] == 0x20:
+                    value_start += 1
+            if name == b"data":
+                self._add_data(events, buf, value_start, end, in_chunk)
+                return
+        # Any other line counts whole (_room, inlined: two calls on every comment line cost
+        # the twin about a tenth more); held, _lines counted it before it grew.
+        if end - start > self._limit + _PREFIX - len(self._data) - (
+                self._span[1] - self._span[0] + 1 if self._span else 0):
+            self._refuse_line(events, buf, start, end)
         elif name == b"event":
             self._event = _event_type(buf[value_start:end])
         elif name == b"id":
@@ -271,7 +309,7 @@ class EventStreamParser(Generic[T]):
     def _add_data(
         self, events: list[Event], buf: bytes | bytearray, start: int, end: int, in_chunk: bool
     ) -> None:
-        held = len(self._data) + (self._span[1] - self._span[0] + 1 if self._span else 0)
+        held = self._held()
         if held + end - start > self._limit:
             self._flush_span(buf)
             events.append(self._too_long(buf, start, end))
@@ -346,12 +384,8 @@ class EventStreamParser(Generic[T]):
             return
         if self._data_prefix:  # _end_data_line took the chunk
             return
-        room = self._limit + len(DATA_PREFIX) - len(self._data) - len(self._line)
-        if len(data) - start > room:
-            # Only up to the limit is kept, for the refusal's id; then the line goes.
-            self._line += memoryview(data)[start : start + max(room, 0)]
-            events.append(self._too_long(self._line, _data_value(self._line), len(self._line)))
-            self._line.clear()
+        if len(self._line) + len(data) - start > self._room():
+            self._refuse_line(events, data, start, len(data))
             self._in_line = True
         elif not self._line and len(data) - start > 5 and data.startswith(b"data:", start):
             # A data line begins: its value goes to the data buffer at once, not through the
@@ -360,6 +394,28 @@ class EventStreamParser(Generic[T]):
             self._data += memoryview(data)[start + self._data_prefix :]
         else:
             self._line += memoryview(data)[start:]
+
+    def _held(self) -> int:
+        """The event's data so far, an LF after each value, wherever it lies."""
+        return len(self._data) + (self._span[1] - self._span[0] + 1 if self._span else 0)
+
+    def _room(self) -> int:
+        """How many bytes a line may take with the data so far: every line counts whole, data
+        or not, held across chunks or not, so that where the network cuts changes nothing;
+        six bytes more, for a data line's ``data: `` (_add_data bounds the data itself)."""
+        return self._limit + _PREFIX - self._held()
+
+    def _refuse_line(
+        self, events: list[Event], data: bytes | bytearray, start: int, end: int
+    ) -> None:
+        """The line whose bytes go on at ``data[start:end]`` (after the pending line's) takes
+        the event past the limit: only what fits is kept, for the refusal's id when it is a
+        data line; then the line goes."""
+        room = self._room() - len(self._line)
+        self._flush_span(data)
+        self._line += memoryview(data)[start : start + max(min(room, end - start), 0)]
+        events.append(self._too_long(self._line, _data_value(self._line), len(self._line)))
+        self._line.clear()
 
     def _too_long(self, buf: bytes | bytearray, start: int, end: int) -> Event:
         """The refusal of the event the data value ``buf[start:end]`` takes past the limit.
@@ -391,6 +447,12 @@ def _line_end(data: bytes, start: int) -> int:
     """The offset of the next CR or LF from ``start`` on, or -1."""
     found = _LINE_END.search(data, start)
     return -1 if found is None else found.start()
+
+
+def _last_line_end(data: bytes, end: int) -> int:
+    """The last of the line ends that run on from ``data[end]``, one: each is a blank line
+    with nothing to dispatch after the first (a flood of CRs costs a regex step each)."""
+    return _LINE_ENDS.match(data, end).end() - 1  # type: ignore[union-attr]
 
 
 def _data_value(line: bytearray) -> int:

@@ -18,7 +18,7 @@ from rpcline._route_c cimport _refusal
 from rpcline._scan_c cimport _prefix_id
 from rpcline._route_c import route
 
-from rpcline._shared import DEFAULT_MAX_LINE_BYTES, LINE_TOO_LONG, not_lines
+from rpcline._shared import DEFAULT_MAX_LINE_BYTES, LINE_TOO_LONG, REENTERED, not_lines
 
 from inspect import Parameter, Signature  # orjson loads inspect anyway
 from types import GenericAlias
@@ -52,7 +52,9 @@ cdef class StreamParser:
     refused ``Route``), where ``id`` is the line's when its first ``max_line_bytes`` bytes
     hold a complete top-level id member (``_route_py.prefix_id``), else ``None``; its bytes
     are dropped up to the next LF and parsing resumes after it. One parser serves one
-    stream and one thread.
+    stream and one thread: ``feed`` or ``close`` while a call of the same parser runs (its
+    ``classify`` calling back, or another thread while ``classify`` runs) is a
+    ``RuntimeError``.
     """
 
     # The current line's bytes from earlier chunks (the twin's bytearray). Its allocation
@@ -67,6 +69,7 @@ cdef class StreamParser:
     cdef bint _discarding  # inside an over-long line, dropping bytes up to its LF
     cdef bint _at_start  # a BOM may still be arriving
     cdef bint _closed
+    cdef bint _busy  # feed or close runs (the twin's lock: under the GIL a flag is enough)
     cdef object _classify
     cdef bint _parses  # classify is parse: lines go to the core's C entry point
 
@@ -94,7 +97,7 @@ cdef class StreamParser:
         self._pending_size = self._pending_capacity = 0
         self._discarding = False
         self._at_start = True
-        self._closed = False
+        self._closed = self._busy = False
 
     def __dealloc__(self):
         PyMem_Free(self._pending)
@@ -109,9 +112,17 @@ cdef class StreamParser:
 
     def feed(self, chunk):
         """Classify the lines this chunk completes; keep the unfinished one for later."""
-        if self._closed:
-            raise ValueError("feed() after close()")
-        data = _chunk_bytes(chunk)
+        if self._busy:
+            raise RuntimeError(REENTERED.format("StreamParser.feed"))
+        self._busy = True
+        try:
+            if self._closed:
+                raise ValueError("feed() after close()")
+            return self._feed(_chunk_bytes(chunk))
+        finally:
+            self._busy = False
+
+    cdef list _feed(self, data):
         cdef Py_buffer view
         cdef Py_ssize_t skip = 0
         if self._at_start:
@@ -137,13 +148,19 @@ cdef class StreamParser:
 
     def close(self):
         """Classify the final line if it had no LF; the parser takes no more input."""
+        if self._busy:
+            raise RuntimeError(REENTERED.format("StreamParser.close"))
         if self._closed:
             return []
         self._closed = True
         self._at_start = False
         results = []
-        if not self._discarding:
-            self._append(results, self._pending, self._pending_size)
+        self._busy = True
+        try:
+            if not self._discarding:
+                self._append(results, self._pending, self._pending_size)
+        finally:
+            self._busy = False
         self._drop_pending()
         self._discarding = False
         return results

@@ -8,11 +8,12 @@ as ``parse`` gives it. A UTF-8 BOM is skipped at the very start of a stream or b
 from __future__ import annotations
 
 from collections.abc import Callable
+from threading import Lock
 from typing import Any, Final, Generic, TypeVar, overload
 
 from rpcline import _route_py
 from rpcline._message_py import Incoming, ParseError, Refused, parse
-from rpcline._shared import DEFAULT_MAX_LINE_BYTES, LINE_TOO_LONG, not_lines
+from rpcline._shared import DEFAULT_MAX_LINE_BYTES, LINE_TOO_LONG, REENTERED, not_lines
 
 __all__ = ("DEFAULT_MAX_LINE_BYTES", "StreamParser", "parse_lines")
 
@@ -44,10 +45,13 @@ class StreamParser(Generic[T]):
     refused ``Route``), where ``id`` is the line's when its first ``max_line_bytes`` bytes
     hold a complete top-level id member (``_route_py.prefix_id``), else ``None``; its bytes
     are dropped up to the next LF and parsing resumes after it. One parser serves one
-    stream and one thread.
+    stream and one thread: ``feed`` or ``close`` while a call of the same parser runs (its
+    ``classify`` calling back, or another thread while ``classify`` runs) is a
+    ``RuntimeError``.
     """
 
-    __slots__ = ("_at_start", "_classify", "_closed", "_discarding", "_limit", "_pending")
+    __slots__ = ("_at_start", "_busy", "_classify", "_closed", "_discarding", "_limit",
+                 "_pending")  # fmt: skip
 
     # The type follows classify: parse (the default) gives Incoming, route gives Route,
     # and any other callable its own results or the Refused of an over-long line.
@@ -81,6 +85,9 @@ class StreamParser(Generic[T]):
         self._discarding = False  # inside an over-long line, dropping bytes up to its LF
         self._at_start = True  # a BOM may still be arriving
         self._closed = False
+        # Held while feed or close runs: a lock, as a flag's test and set could be split
+        # by a thread switch here (the core's flag cannot: nothing releases the GIL there).
+        self._busy = Lock()
 
     @property
     def max_line_bytes(self) -> int:
@@ -92,9 +99,16 @@ class StreamParser(Generic[T]):
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> list[T]:
         """Classify the lines this chunk completes; keep the unfinished one for later."""
-        if self._closed:
-            raise ValueError("feed() after close()")
-        data = _chunk_bytes(chunk)
+        if not self._busy.acquire(blocking=False):
+            raise RuntimeError(REENTERED.format("StreamParser.feed"))
+        try:
+            if self._closed:
+                raise ValueError("feed() after close()")
+            return self._feed(_chunk_bytes(chunk))
+        finally:
+            self._busy.release()
+
+    def _feed(self, data: bytes) -> list[T]:
         if self._at_start:
             data = bytes(self._pending) + data
             self._drop_pending()
@@ -108,16 +122,21 @@ class StreamParser(Generic[T]):
 
     def close(self) -> list[T]:
         """Classify the final line if it had no LF; the parser takes no more input."""
-        if self._closed:
-            return []
-        self._closed = True
-        self._at_start = False
-        results: list[T] = []
-        if not self._discarding:
-            self._append(results, bytes(self._pending))
-        self._drop_pending()
-        self._discarding = False
-        return results
+        if not self._busy.acquire(blocking=False):
+            raise RuntimeError(REENTERED.format("StreamParser.close"))
+        try:
+            if self._closed:
+                return []
+            self._closed = True
+            self._at_start = False
+            results: list[T] = []
+            if not self._discarding:
+                self._append(results, bytes(self._pending))
+            self._drop_pending()
+            self._discarding = False
+            return results
+        finally:
+            self._busy.release()
 
     def _split(self, data: bytes) -> list[T]:
         results: list[T] = []
