@@ -139,10 +139,23 @@ def test_a_routing_stream_refuses_an_over_long_line_with_a_route(impl, stream, r
     assert (refused.kind, refused.id, refused.method, refused.line) == ("refused", 7, None, None)
     assert type(refused.error) is impl.ParseError
     assert refused.error.reason == "line exceeds 100 bytes"
-    assert (refused.id_span, refused.method_span, refused.result_span) == (None, None, None)
+    # The members complete within the limit keep their spans: the id, no method, and a
+    # result not seen whole (a relay tells a request from an answer by them).
+    start = BIG_RESULT.index(b'"id":7') + 5
+    assert (refused.id_span, refused.method_span, refused.result_span) == ((start, start + 1),
+                                                                           None, None)
     assert pickle.loads(pickle.dumps(refused)) == refused
     with pytest.raises(ValueError):
         refused.with_id(1)
+
+
+def test_an_over_long_request_keeps_its_method_span_and_pickles_with_it(stream, router):
+    line = R + b'"id":7,"method":"sampling/createMessage","params":{"s":"' + b"x" * 500 + b'"}}'
+    (refused,) = stream.StreamParser(max_line_bytes=100, classify=router.route).feed(line + b"\n")
+    start = line.index(b'"sampling')
+    assert (refused.id, refused.method, refused.line) == (7, None, None)
+    assert refused.method_span == (start, start + len(b'"sampling/createMessage"'))
+    assert pickle.loads(pickle.dumps(refused)).method_span == refused.method_span
 
 
 def test_any_callable_classifies_and_an_over_long_line_is_a_refused(impl, stream):

@@ -33,3 +33,4 @@ cdef class Route:
 
 cdef Route _routed(object line, Scan* s)
 cdef object _refusal(object error, object id)
+cdef object _prefix_refusal(object error, const unsigned char* data, Py_ssize_t size, bint cut)

@@ -21,7 +21,7 @@ import orjson
 from rpcline._message_c cimport InvalidParams, InvalidRequest, ParseError, ProtocolError
 from rpcline._scan_c cimport (
     E_MEMORY, V_ARRAY, V_INTEGER, V_OBJECT, V_STRING, Scan, Span, cursor, _integer,
-    _is_version_2_0, _method_name, _prefix_id, _reason, _reset, _scan, _text,
+    _is_version_2_0, _method_name, _prefix_id, _prefix_scan, _reason, _reset, _scan, _text,
 )
 from rpcline._shared import (
     BAD_ID as _BAD_ID,
@@ -54,6 +54,7 @@ cdef str BAD_PARAMS = _BAD_PARAMS
 cdef str BATCHING = _BATCHING
 cdef str NOT_AN_OBJECT = _NOT_AN_OBJECT
 cdef object _dumps = orjson.dumps
+cdef tuple _NO_SPANS = (None, None, None, None, None)  # a refusal's id, params, result, error, method
 
 
 # --- the result ---------------------------------------------------------------------------
@@ -180,7 +181,9 @@ Where a line goes, without its params or result decoded.
 
     def __reduce__(self):
         if self._line == NULL:
-            return (refusal, (self.error, self.id))
+            return (refusal, (self.error, self.id, (self.id_span, self.params_span,
+                                                    self.result_span, self.error_span,
+                                                    self.method_span)))
         return (route, (<object>self._line,))
 
 
@@ -266,15 +269,43 @@ cdef Route _parse_error(object line, Scan* s, str reason):
     return _refused(line, s, e, None)
 
 
-def refusal(ProtocolError error, id):
-    """A refused Route for a line that was never routed (a stream's over-long line)."""
-    return _refusal(error, id)
+def refusal(ProtocolError error, id, tuple spans=_NO_SPANS):
+    """A refused Route for a line that was never routed whole (a stream's over-long line):
+    ``spans`` are its id, params, result, error and method spans (``prefix_refusal``)."""
+    id_span, params_span, result_span, error_span, method_span = spans
+    cdef Route r = _refusal(error, id)
+    r._id = _unspan(id_span)
+    r._params = _unspan(params_span)
+    r._result = _unspan(result_span)
+    r._error = _unspan(error_span)
+    r._method_span = _unspan(method_span)
+    return r
+
+
+cdef Span _unspan(object span) except *:
+    cdef Span s
+    s.start, s.end = (-1, -1) if span is None else span
+    return s
 
 
 cdef object _refusal(object error, object id):
     cdef Scan s
     _reset(&s)
     return _route(REFUSED, id, None, error, None, &s)
+
+
+def prefix_refusal(ProtocolError error, bytes data, bint cut):
+    """A refused Route for a line known by its first bytes: the id and the spans of the
+    members complete in its valid prefix, and no line (``_route_py.prefix_refusal``)."""
+    return _prefix_refusal(error, <cursor>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), cut)
+
+
+cdef object _prefix_refusal(object error, cursor data, Py_ssize_t size, bint cut):
+    cdef Scan s
+    id = _prefix_scan(&s, data, size, cut)
+    cdef Route r = _route(REFUSED, id, None, error, None, &s)
+    r._ids = 0  # the line is not kept: there is nothing to rewrite
+    return r
 
 
 def prefix_id(bytes data):

@@ -31,10 +31,12 @@ from rpcline._scan_py import (
     V_INTEGER,
     V_OBJECT,
     V_STRING,
+    Data,
     Span,
     _integer,
     _Invalid,
     _is_version_2_0,
+    _prefix_scan,
     _reason,
     _Scan,
     _scan,
@@ -58,9 +60,13 @@ from rpcline._shared import (
     encode_id,
 )
 
-__all__ = ("Kind", "Route", "Span", "encode_id", "prefix_id", "refusal", "route")
+__all__ = ("Kind", "Route", "Span", "encode_id", "prefix_id", "prefix_refusal", "refusal",
+           "route")
 
 Kind: TypeAlias = Literal["request", "notification", "response", "refused"]
+# A refusal's id, params, result, error and method spans, in that order.
+Spans: TypeAlias = tuple[Span | None, Span | None, Span | None, Span | None, Span | None]
+_NO_SPANS: Final[Spans] = (None, None, None, None, None)
 
 _new = tuple.__new__
 
@@ -147,7 +153,7 @@ class Route(tuple):  # type: ignore[type-arg]
 
     def __reduce__(self) -> tuple[Any, ...]:
         if self[8] is None:
-            return (refusal, (self[3], self[1]))
+            return (refusal, (self[3], self[1], (*self[4:8], self[10])))
         return (route, (self[8],))
 
 
@@ -162,9 +168,23 @@ def _route(
     )  # fmt: skip
 
 
-def refusal(error: ProtocolError, id: RequestId | None) -> Route:
-    """A refused Route for a line that was never routed (a stream's over-long line)."""
-    return _new(Route, ("refused", id, None, error, None, None, None, None, None, (), None))
+def refusal(error: ProtocolError, id: RequestId | None, spans: Spans = _NO_SPANS) -> Route:
+    """A refused Route for a line that was never routed whole (a stream's over-long line):
+    ``spans`` are its id, params, result, error and method spans (``prefix_refusal``)."""
+    id_span, params_span, result_span, error_span, method_span = spans
+    return _new(Route, ("refused", id, None, error, id_span, params_span, result_span,
+                        error_span, None, (), method_span))  # fmt: skip
+
+
+def prefix_refusal(error: ProtocolError, data: Data, cut: bool) -> Route:
+    """A refused Route for a line known by its first bytes: the id and the spans of the
+    members complete in its valid prefix (``_scan_py._prefix_scan``), and no line.
+
+    A stream refuses an over-long line with it (``cut``); a relay asks it which call a line
+    that is not JSON meant to answer, and whether it was a request (its ``method_span``).
+    """
+    id, s = _prefix_scan(data, cut)
+    return refusal(error, id, (s.id, s.params, s.result, s.error_member, s.method))
 
 
 def _refused(line: bytes | str, s: _Scan, error: ProtocolError, id: RequestId | None) -> Route:

@@ -83,3 +83,4 @@ cdef object _method_name(Scan* s)
 cdef object _integer(Scan* s, Span span)
 cdef bint _is_version_2_0(Scan* s) except -1
 cdef object _prefix_id(const unsigned char* data, Py_ssize_t size)
+cdef object _prefix_scan(Scan* s, const unsigned char* data, Py_ssize_t size, bint cut)

@@ -1034,23 +1034,29 @@ cdef str _reason(Scan* s):
 cdef object _prefix_id(const unsigned char* data, Py_ssize_t size):
     """``prefix_id`` on memory followed by a NUL byte (the scanner's end mark)."""
     cdef Scan s
+    return _prefix_scan(&s, data, size, True)
+
+
+cdef object _prefix_scan(Scan* s, const unsigned char* data, Py_ssize_t size, bint cut):
+    """``_scan_py._prefix_scan`` on memory followed by a NUL byte: the id, with ``s``
+    noting the members complete in the valid prefix (none when nothing is trusted)."""
     s.base = data
     s.size = size
     s.collect = s.nested = False
-    _reset(&s)
+    _reset(s)
     cdef cursor p = _whitespace(data)
     if p[0] != 0x7B:
         return None
-    p = _members(&s, p, data + size)
-    if p == NULL:
-        if s.error_at < size - CUT_TOLERANCE:
-            return None  # not JSON before the cut: no id to trust
-    elif _whitespace(p) != data + size:
+    p = _members(s, p, data + size)
+    if cut and (s.error_at < size - CUT_TOLERANCE if p == NULL else _whitespace(p) != data + size):
+        _reset(s)  # not JSON before the cut: nothing to trust
         return None
-    if s.id.start < 0 or (s.id_value == V_INTEGER and s.id.end == size):
+    if s.id.start >= 0 and s.id_value == V_INTEGER and s.id.end == size:
+        s.id.start = s.id.end = -1  # an integer running into the end might go on
+    if s.id.start < 0:
         return None
     if s.id_value == V_STRING:
-        return _text(&s, s.id, s.id_flags)
+        return _text(s, s.id, s.id_flags)
     if s.id_value == V_INTEGER:
-        return _integer(&s, s.id)
+        return _integer(s, s.id)
     return None

@@ -578,25 +578,38 @@ def prefix_id(data: Data) -> RequestId | None:
     orjson keeps as ``int`` or a string, and an integer running into the cut is not read,
     as it might go on. A duplicate ``id`` beyond the cut is not seen.
     """
+    return _prefix_scan(data, True)[0]
+
+
+def _prefix_scan(data: Data, cut: bool) -> tuple[RequestId | None, _Scan]:
+    """The id of a line known by its first bytes, and the scanner's notes on the members
+    complete in its valid prefix (none when nothing is trusted).
+
+    ``cut``: ``data`` is cut at a limit, and must be JSON up to the cut (``prefix_id``).
+    Otherwise ``data`` is a whole line that is not JSON: the members before its first
+    error count (a value that is not JSON, text after the document, a line cut short).
+    """
     s = _Scan(data)
     p = _whitespace(data, 0)
     if _at(data, p) != 0x7B:
-        return None
+        return None, s
     try:
         p = _members(s, p)
     except _Invalid as error:
-        if error.at < len(data) - CUT_TOLERANCE:
-            return None  # not JSON before the cut: no id to trust
+        trusted = not cut or error.at >= len(data) - CUT_TOLERANCE
     else:
-        if _whitespace(data, p) != len(data):
-            return None
-    if s.id is None or (s.id_value == V_INTEGER and s.id[1] == len(data)):
-        return None
+        trusted = not cut or _whitespace(data, p) == len(data)
+    if not trusted:
+        return None, _Scan(data)  # not JSON before the cut: nothing to trust
+    if s.id is not None and s.id_value == V_INTEGER and s.id[1] == len(data):
+        s.id = None  # an integer running into the end might go on
+    if s.id is None:
+        return None, s
     if s.id_value == V_STRING:
-        return _text(s, s.id, s.id_flags)
+        return _text(s, s.id, s.id_flags), s
     if s.id_value == V_INTEGER:
-        return _integer(s, s.id)
-    return None
+        return _integer(s, s.id), s
+    return None, s
 
 
 def utf8_reason(line: str | bytes | bytearray | memoryview) -> str | None:

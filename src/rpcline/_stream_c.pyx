@@ -14,7 +14,7 @@ from libc.string cimport memchr, memcmp, memcpy
 
 from rpcline._message_c cimport ParseError, Refused, _parse_decodable
 from rpcline._message_c import parse
-from rpcline._route_c cimport _refusal
+from rpcline._route_c cimport _prefix_refusal
 from rpcline._scan_c cimport _prefix_id
 from rpcline._route_c import route
 
@@ -49,8 +49,10 @@ cdef class StreamParser:
     Each line's bytes go to ``classify``: ``parse`` (the default), ``route``, or any
     callable taking bytes. A line longer than the limit (its bytes without the LF) yields
     one refusal, ``Refused(id, ParseError("line exceeds … bytes"))`` (for ``route``, a
-    refused ``Route``), where ``id`` is the line's when its first ``max_line_bytes`` bytes
-    hold a complete top-level id member (``_route_py.prefix_id``), else ``None``; its bytes
+    refused ``Route`` whose spans name the members complete within the limit, so that a
+    relay can tell a request from an answer), where ``id`` is the line's when its first
+    ``max_line_bytes`` bytes hold a complete top-level id member
+    (``_route_py.prefix_id``), else ``None``; its bytes
     are dropped up to the next LF and parsing resumes after it. One parser serves one
     stream and one thread: ``feed`` or ``close`` while a call of the same parser runs (its
     ``classify`` calling back, or another thread while ``classify`` runs) is a
@@ -228,14 +230,17 @@ cdef class StreamParser:
         cdef ParseError error = ParseError.__new__(ParseError)
         error.reason = LINE_TOO_LONG.format(limit=self._limit)
         self._pending[self._pending_size] = 0
-        id = _prefix_id(<const unsigned char*>self._pending, self._pending_size)
-        self._drop_pending()
-        if self._classify is route:
-            return _refusal(error, id)
-        cdef Refused refused = Refused.__new__(Refused)
-        refused.id = id
-        refused.error = error
-        return refused
+        cdef Refused refused
+        try:
+            if self._classify is route:
+                return _prefix_refusal(error, <const unsigned char*>self._pending,
+                                       self._pending_size, True)
+            refused = Refused.__new__(Refused)
+            refused.id = _prefix_id(<const unsigned char*>self._pending, self._pending_size)
+            refused.error = error
+            return refused
+        finally:
+            self._drop_pending()
 
     cdef int _keep(self, const char* data, Py_ssize_t size) except -1:
         """Append to the pending line; its size stays within the limit (_split sees to it)."""

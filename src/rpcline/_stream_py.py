@@ -42,8 +42,10 @@ class StreamParser(Generic[T]):
     Each line's bytes go to ``classify``: ``parse`` (the default), ``route``, or any
     callable taking bytes. A line longer than the limit (its bytes without the LF) yields
     one refusal, ``Refused(id, ParseError("line exceeds … bytes"))`` (for ``route``, a
-    refused ``Route``), where ``id`` is the line's when its first ``max_line_bytes`` bytes
-    hold a complete top-level id member (``_route_py.prefix_id``), else ``None``; its bytes
+    refused ``Route`` whose spans name the members complete within the limit, so that a
+    relay can tell a request from an answer), where ``id`` is the line's when its first
+    ``max_line_bytes`` bytes hold a complete top-level id member
+    (``_route_py.prefix_id``), else ``None``; its bytes
     are dropped up to the next LF and parsing resumes after it. One parser serves one
     stream and one thread: ``feed`` or ``close`` while a call of the same parser runs (its
     ``classify`` calling back, or another thread while ``classify`` runs) is a
@@ -176,11 +178,12 @@ class StreamParser(Generic[T]):
         """
         self._keep(memoryview(data)[start : start + self._limit - len(self._pending)])
         error = ParseError(LINE_TOO_LONG.format(limit=self._limit))
-        id = _route_py.prefix_id(self._pending)
-        self._drop_pending()
-        if self._classify is _route_py.route:
-            return _route_py.refusal(error, id)
-        return Refused(id, error)
+        try:
+            if self._classify is _route_py.route:
+                return _route_py.prefix_refusal(error, self._pending, True)
+            return Refused(_route_py.prefix_id(self._pending), error)
+        finally:
+            self._drop_pending()
 
     def _keep(self, data: bytes | memoryview) -> None:
         """Append to the pending line; its size stays within the limit (_split sees to it)."""
