@@ -675,7 +675,8 @@ def test_bench_unreadable_file_is_status_2(implementation, tmp_path: Path):
 @posix
 @tqdm
 def test_refusals_go_through_tqdm_write_while_a_bar_is_shown(implementation, big_file):
-    status, shown, _ = on_terminal(implementation, "check", str(big_file))
+    status, shown, _ = on_terminal(implementation, "check", "--max-line-bytes", "16777216",
+                                   str(big_file))
     assert status == 1
     text = shown.decode(errors="replace")
     assert "%|" in text  # a tqdm bar was drawn

@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 import rpcline
+from rpcline._proxy_types import DEFAULT_MAX_LINE_BYTES as PROXY_MAX_LINE_BYTES
 from rpcline._cli_inputs import Terminal, sources
 from rpcline._cli_shared import (
     HelpFormatter,
@@ -23,7 +24,8 @@ from rpcline._cli_shared import (
     positive_int,
 )
 
-DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
+# The proxy's: a session that `rpcline proxy --record` relayed checks clean as recorded.
+DEFAULT_MAX_LINE_BYTES = PROXY_MAX_LINE_BYTES
 DEFAULT_MAX_ERRORS = 100
 TOP_METHODS = 10
 # Distinct method names counted one by one; past this many, hostile input (a new name on
