@@ -23,6 +23,13 @@ tests can check what reached the server byte for byte. Modes:
   ``notifications/cancelled`` whose ``requestId`` is an array, an object, ``1.0``, ``true``.
 - ``ask-3``: sends the client requests ``"s1"``, ``"s2"``, ``"s3"``, then reads to EOF.
 - ``stubborn``: ignores SIGTERM (says so on stderr), reads to EOF, then sleeps until killed.
+- ``broken KIND``: answers each request with a line that is not JSON, its id readable
+  before the fault: KIND ``nan`` (what ``json.dumps`` writes for ``float("nan")``),
+  ``utf8``, ``control``, ``trailing`` (text after the document) or ``cut`` (cut short).
+- ``long-ask N``: on each client request, first sends the client an over-long request of
+  about N bytes with the same id (both peers number from 0), then answers.
+- ``flood N``: writes N refused requests (``"method": 5``) without reading its stdin,
+  then ``flooded`` on stderr, then reads to EOF.
 """
 
 from __future__ import annotations
@@ -145,8 +152,34 @@ def main(mode: str, arg: str | None) -> None:
         for _ in lines():
             pass
         time.sleep(3600)
+    elif mode == "broken":
+        for line in lines():
+            if (id := raw_id(line)) is not None:
+                send(b'{"jsonrpc":"2.0","id":' + id + BROKEN[arg or "nan"])
+    elif mode == "long-ask":
+        for count, line in enumerate(lines(), 1):
+            if (id := raw_id(line)) is not None:
+                send(b'{"jsonrpc":"2.0","id":' + id + b',"method":"sampling/createMessage",'
+                     b'"params":{"text":"' + b"x" * int(arg or 0) + b'"}}')
+            answer(line, count)
+    elif mode == "flood":
+        out.write(b'{"jsonrpc":"2.0","id":123456,"method":5}\n' * int(arg or 0))
+        out.flush()
+        print("flooded", file=sys.stderr, flush=True)
+        for _ in lines():
+            pass
     else:
         sys.exit(f"unknown mode {mode}")
+
+
+# What follows the id in each ``broken`` answer.
+BROKEN = {
+    "nan": b',"result":{"temp":NaN}}',
+    "utf8": b',"result":{"text":"caf\xe9"}}',
+    "control": b',"result":{"text":"a\tb"}}',  # a raw tab in a string
+    "trailing": b',"result":{}} and more',
+    "cut": b',"result":{"content":[{"type":"te',
+}
 
 
 if __name__ == "__main__":

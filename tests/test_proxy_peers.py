@@ -96,9 +96,9 @@ def test_duplicate_ids_in_flight_each_get_their_failure():
 def test_the_pending_table_counts_each_request_and_holds_at_most_its_limit():
     from rpcline._pending import Pending, request_id
 
-    pending = Pending(3)
-    assert pending.add(7) and pending.add(7) and pending.add("7")
-    assert not pending.add(8) and 8 not in pending and len(pending) == 3  # full
+    pending = Pending(3, 1 << 20)
+    assert pending.add(7) is None and pending.add(7) is None and pending.add("7") is None
+    assert pending.add(8) == "max_pending" and 8 not in pending and len(pending) == 3  # full
     assert pending.answered(7) and 7 in pending  # the second 7 is still waited for
     assert not pending.answered(9)
     assert sorted(pending.take_all(), key=str) == [7, "7"] and len(pending) == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 
@@ -18,14 +19,17 @@ class Pending:
     """Ids as they came (``1`` and ``"1"`` apart), each with how many requests carry it.
 
     Two requests in flight with one id are two callers: each gets its own answer when the
-    server goes. At most ``limit`` requests are held, so a peer that never answers costs
-    a bounded amount of memory.
+    server goes. At most ``limit`` requests are held, and their ids take at most
+    ``max_bytes`` (each counted at its size in memory, once per request: JSON-RPC puts
+    no bound on a string id), so a peer that never answers costs a bounded amount of memory.
     """
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, max_bytes: int) -> None:
         self.limit = limit
+        self.max_bytes = max_bytes
         self._counts: dict[Any, int] = {}
         self._total = 0
+        self._bytes = 0
 
     def __len__(self) -> int:
         return self._total
@@ -33,13 +37,18 @@ class Pending:
     def __contains__(self, id: Any) -> bool:
         return id in self._counts
 
-    def add(self, id: Any) -> bool:
-        """Hold one more request with ``id``; False, holding nothing, when the table is full."""
+    def add(self, id: Any) -> str | None:
+        """Hold one more request with ``id``; None, or the bound it would pass
+        (``"max_pending"`` or ``"max_pending_bytes"``), holding nothing."""
         if self._total >= self.limit:
-            return False
+            return "max_pending"
+        size = sys.getsizeof(id)
+        if self._bytes + size > self.max_bytes:
+            return "max_pending_bytes"
         self._counts[id] = self._counts.get(id, 0) + 1
         self._total += 1
-        return True
+        self._bytes += size
+        return None
 
     def answered(self, id: Any) -> bool:
         """Forget one request with ``id``; whether there was one."""
@@ -51,11 +60,12 @@ class Pending:
         else:
             self._counts[id] = count - 1
         self._total -= 1
+        self._bytes -= sys.getsizeof(id)
         return True
 
     def take_all(self) -> list[Any]:
         """Every request held, an id once per request, and forget them."""
         ids = [id for id, count in self._counts.items() for _ in range(count)]
         self._counts.clear()
-        self._total = 0
+        self._total = self._bytes = 0
         return ids

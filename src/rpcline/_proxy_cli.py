@@ -45,6 +45,9 @@ def add_parser(commands: Any, positive: Any) -> None:
     proxy.add_argument("--max-pending", type=positive, default=None, metavar="N",
                        help="requests without an answer held each way; one more is answered "
                             "with an error (default: 10000)")
+    proxy.add_argument("--max-pending-bytes", type=positive, default=None, metavar="N",
+                       help="what the ids of those requests may take in all, each way; one "
+                            "more is answered with an error (default: 16 MiB)")
     proxy.add_argument("--kill-after", type=seconds, default=None, metavar="S",
                        help="seconds from SIGTERM to SIGKILL for a server that stays "
                             "(default: 2)")
@@ -79,10 +82,11 @@ async def _main(command: list[str], args: argparse.Namespace) -> int:
             command, reader, writer,
             max_line_bytes=args.max_line_bytes or proxy.DEFAULT_MAX_LINE_BYTES,
             max_pending=args.max_pending or proxy.DEFAULT_MAX_PENDING,
+            max_pending_bytes=args.max_pending_bytes or proxy.DEFAULT_MAX_PENDING_BYTES,
             record=args.record, drain_timeout=args.drain_timeout,
             kill_after=proxy.DEFAULT_KILL_AFTER if args.kill_after is None else args.kill_after,
             forward_signals=FORWARDED)
-    except OSError as error:  # the command could not start, or the record cannot be written
+    except OSError as error:  # the command could not start, or the record cannot be opened
         records = proxy.record_paths(args.record) if args.record is not None else ()
         what = (f"cannot write {error.filename}" if error.filename in records
                 else f"cannot run {command[0]}")

@@ -14,6 +14,10 @@ DEFAULT_MAX_LINE_BYTES: Final = 64 * 1024 * 1024
 # Requests without an answer yet, each way: far more than any session keeps in flight
 # (the SDK tests run 1,000 concurrent calls), and a bound on what a silent peer costs.
 DEFAULT_MAX_PENDING: Final = 10_000
+# What their ids may take in all, each way (each counted at its size in memory): JSON-RPC
+# puts no bound on a string id, and 10,000 ids of 64 MiB would be 640 GiB. Ids of a few
+# dozen bytes, as every SDK sends, fill the count long before this.
+DEFAULT_MAX_PENDING_BYTES: Final = 16 * 1024 * 1024
 READ_BYTES: Final = 64 * 1024
 # Seconds between SIGTERM and SIGKILL for a server that stays.
 DEFAULT_KILL_AFTER: Final = 2.0

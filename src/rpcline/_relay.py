@@ -6,9 +6,10 @@ Both sides are driven by callbacks where they can be: each chunk of the server's
 task to wake: every wakeup is latency that a sequential caller pays on each call. Any
 other ``Reader`` is read by a task.
 
-Backpressure either way: when the client's writer holds more than its high-water mark,
-the server's stdout stops being read until it drains; when the server's stdin pipe is
-full, the client is not read until the pipe takes more.
+Backpressure either way: when a peer's input is congested (the client's writer holds
+more than its high-water mark, or the server's stdin pipe is full), whatever wrote what is
+queued stops being read until it drains: the other peer, and the congested peer itself
+when the relay answers it (a refused request, one past the pending bounds).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import IO, Any, Final
 import rpcline
 from rpcline._pending import Pending
 from rpcline._proxy_types import READ_BYTES, Attachable, Reader, Summary, Unbuffered, Writer
-from rpcline._relay_lines import (CANCELLED, cancelled_id, claims_answer, failure,
+from rpcline._relay_lines import (CANCELLED, answered_id, cancelled_id, failure,
                                   is_null_id_error, shape, write_lines)
 
 # After the server exits, how long its stdout may stay open and silent: a grandchild that
@@ -37,10 +38,15 @@ def record_paths(prefix: str) -> tuple[str, str]:
 
 
 class _Recorder:
-    """The ``--record`` files: each side's bytes exactly as they came, in order."""
+    """The ``--record`` files: each side's bytes exactly as they came, in order.
 
-    def __init__(self, prefix: str | None) -> None:
+    A record that can no longer be written (a full disk) stops recording, both files, with
+    one line on the log naming the file: relaying goes on and loses nothing.
+    """
+
+    def __init__(self, prefix: str | None, log: Callable[[str], None]) -> None:
         self.prefix = prefix
+        self.log = log
         self.client: IO[bytes] | None = None
         self.server: IO[bytes] | None = None
 
@@ -56,9 +62,31 @@ class _Recorder:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._close(None)
+
+    def write(self, file: IO[bytes] | None, data: bytes) -> None:
+        """``data`` to ``file`` (``self.client`` or ``self.server``), while recording."""
+        if file is None:
+            return
+        try:
+            file.write(data)
+        except OSError as error:
+            self._close((file, error))
+
+    def _close(self, failed: tuple[IO[bytes], OSError] | None) -> None:
+        """Close both files; a write or a flush that fails stops the record, said once."""
         for file in (self.client, self.server):
-            if file is not None:
+            if file is None:
+                continue
+            try:
                 file.close()
+            except OSError as error:  # what was buffered could not be written
+                failed = failed or (file, error)
+        self.client = self.server = None
+        if failed is not None:
+            name, cause = failed[0].name, failed[1].strerror or failed[1]
+            self.log(f"cannot write the record {name}: {cause}; recording stopped, "
+                     "relaying goes on")
 
 
 def _congested(writer: Writer) -> bool:
@@ -96,16 +124,16 @@ class _ServerPipes(asyncio.SubprocessProtocol):
         self.session.server_exited()
 
     def pause_writing(self) -> None:  # the server's stdin pipe is full
-        self.session.pause_client("server input")
+        self.session.server_input_full(True)
 
     def resume_writing(self) -> None:
-        self.session.resume_client("server input")
+        self.session.server_input_full(False)
 
 
 class _Session:
     def __init__(self, reader: Reader, writer: Writer, max_line_bytes: int, max_pending: int,
-                 drain_timeout: float, kill_after: float, log: Callable[[str], None],
-                 summary: Summary, recorder: _Recorder) -> None:
+                 max_pending_bytes: int, drain_timeout: float, kill_after: float,
+                 log: Callable[[str], None], summary: Summary, recorder: _Recorder) -> None:
         loop = asyncio.get_running_loop()
         self.loop = loop
         self.client_in, self.client_out = reader, writer
@@ -119,8 +147,8 @@ class _Session:
         self.server_in: asyncio.WriteTransport | None = None
         self.server_out: asyncio.ReadTransport | None = None
         # Requests without an answer yet, each way.
-        self.client_pending = Pending(max_pending)
-        self.server_pending = Pending(max_pending)
+        self.client_pending = Pending(max_pending, max_pending_bytes)
+        self.server_pending = Pending(max_pending, max_pending_bytes)
         self.server_gone: str | None = None  # why the server can take no more, once it can't
         self.client_gone = False  # the client's output broke: nothing more reaches it
         self.answered_all = asyncio.Event()  # set whenever client_pending empties
@@ -128,6 +156,8 @@ class _Session:
         self.client_reader: Attachable | None = None
         self.client_paused: set[str] = set()  # why the client is not read now
         self.client_unpaused = asyncio.Event()
+        self.server_paused: set[str] = set()  # why the server's output is not read now
+        self.server_congested = False  # the server's stdin pipe is full
         self.client_done: asyncio.Task[None] | None = None
         self.server_silent: asyncio.Future[None] = loop.create_future()  # no more server lines
         self.exited: asyncio.Future[None] = loop.create_future()
@@ -164,8 +194,7 @@ class _Session:
 
     def client_data(self, data: bytes) -> None:
         """A chunk from the client, by callback (``Consumer``)."""
-        if self.recorder.client is not None:
-            self.recorder.client.write(data)
+        self.recorder.write(self.recorder.client, data)
         self._from_client(self.client_parser.feed(data))
 
     def client_eof(self) -> None:
@@ -175,11 +204,9 @@ class _Session:
     async def _client_to_server(self) -> None:
         """The client's side for any ``Reader``: a task that reads it."""
         parser = self.client_parser
-        record = self.recorder.client
         try:
             while chunk := await self.client_in.read(READ_BYTES):
-                if record is not None:
-                    record.write(chunk)
+                self.recorder.write(self.recorder.client, chunk)
                 self._from_client(parser.feed(chunk))
                 while self.client_paused:  # the server's stdin or the client's output is full
                     self.client_unpaused.clear()
@@ -209,8 +236,9 @@ class _Session:
                     answers.append(failure(r.id, "Connection closed", self.server_gone))
                     self.summary.failed += 1
                     continue
-                if not self.client_pending.add(r.id):
-                    answers.append(self._too_many(r.id))
+                bound = self.client_pending.add(r.id)
+                if bound is not None:
+                    answers.append(self._too_many(r.id, bound))
                     self.summary.failed += 1
                     continue
                 self.answered_all.clear()
@@ -244,14 +272,39 @@ class _Session:
                 self.client_reader.resume()
             self.client_unpaused.set()
 
+    def pause_server(self, reason: str) -> None:
+        """Stop reading the server's output until ``reason`` is over (``resume_server``)."""
+        if not self.server_paused and self.server_out is not None:
+            if not self.server_out.is_closing():
+                self.server_out.pause_reading()
+        self.server_paused.add(reason)
+
+    def resume_server(self, reason: str) -> None:
+        if reason not in self.server_paused:
+            return
+        self.server_paused.discard(reason)
+        if not self.server_paused and self.server_out is not None:
+            if not self.server_out.is_closing():
+                self.server_out.resume_reading()
+
+    def server_input_full(self, full: bool) -> None:
+        """The server's stdin pipe is full (or takes more again): its writers wait."""
+        self.server_congested = full
+        if full:
+            self.pause_client("server input")
+        else:
+            self.resume_client("server input")
+            self.resume_server("answers")
+
     def _client_refused(self, r: rpcline.Route, answers: list[bytes], forward: list[bytes]) -> None:
         self.summary.client_refused += 1
         error = r.error
         assert error is not None
-        if r.id is not None and claims_answer(r, self.server_pending):  # a server request's
-            self.log(f"client sent a refused answer to {r.id!r} ({error.reason}); failed it")
-            self.server_pending.answered(r.id)
-            forward.append(failure(r.id, "Invalid response from the client",
+        answered = answered_id(r, self.server_pending)
+        if answered is not None:  # a server request's
+            self.log(f"client sent a refused answer to {answered!r} ({error.reason}); failed it")
+            self.server_pending.answered(answered)
+            forward.append(failure(answered, "Invalid response from the client",
                                     f"the client's answer was refused: {error.reason}"))
             self.summary.failed += 1
             return
@@ -265,14 +318,13 @@ class _Session:
     def server_input_closed(self) -> None:
         if self.server_gone is None:
             self.server_gone = "the server closed its input"
-        self.resume_client("server input")  # nothing waits for a pipe that is gone
+        self.server_input_full(False)  # nothing waits for a pipe that is gone
 
     # --- server to client (protocol callbacks) ------------------------------------------------
 
     def from_server(self, data: bytes) -> None:
         self.received_since_exit = True
-        if self.recorder.server is not None:
-            self.recorder.server.write(data)
+        self.recorder.write(self.recorder.server, data)
         self._from_server(self.server_parser.feed(data))
 
     def _from_server(self, routes: list[Any]) -> None:
@@ -283,8 +335,9 @@ class _Session:
             if kind == "response":
                 self._answered(r.id)
             elif kind == "request":
-                if not self.server_pending.add(r.id):
-                    self._to_server(self._too_many(r.id))
+                bound = self.server_pending.add(r.id)
+                if bound is not None:
+                    self._to_server(self._too_many(r.id, bound))
                     continue
             elif kind == "refused":
                 self._server_refused(r, forward)
@@ -303,14 +356,14 @@ class _Session:
         self.summary.server_refused += 1
         error = r.error
         assert error is not None
-        form = shape(r)
-        if r.id is not None and claims_answer(r, self.client_pending):
-            self.log(f"server sent a refused answer to {r.id!r} ({error.reason}); failed it")
-            self._answered(r.id)
-            forward.append(failure(r.id, "Invalid response from the server",
+        answered = answered_id(r, self.client_pending)
+        if answered is not None:
+            self.log(f"server sent a refused answer to {answered!r} ({error.reason}); failed it")
+            self._answered(answered)
+            forward.append(failure(answered, "Invalid response from the server",
                                     f"the server's answer was refused: {error.reason}"))
             self.summary.failed += 1
-        elif form != "response" and r.id is not None:
+        elif shape(r) != "response" and r.id is not None:
             # A request the client would refuse: answered here, so the server does not wait.
             self.log(f"server sent a refused request ({error.reason}); answered")
             self._to_server(rpcline.error_response(rpcline.Refused(r.id, error)))
@@ -321,17 +374,23 @@ class _Session:
         if self.client_pending.answered(id) and not self.client_pending:
             self.answered_all.set()
 
-    def _too_many(self, id: rpcline.RequestId) -> bytes:
-        """The answer to a request past the pending limit: it is not forwarded."""
-        limit = self.client_pending.limit
-        self.log(f"more than {limit} requests pending; {id!r} answered with an error")
-        return failure(id, "Too many pending requests",
-                        f"the proxy holds {limit} requests without an answer (max_pending)")
+    def _too_many(self, id: rpcline.RequestId, bound: str) -> bytes:
+        """The answer to a request past a pending bound: it is not forwarded."""
+        pending = self.client_pending
+        if bound == "max_pending":
+            held = f"{pending.limit} requests without an answer"
+        else:
+            held = f"pending ids of {pending.max_bytes} bytes in all"
+        self.log(f"the proxy holds {held}; {str(id)[:80]!r} answered with an error")
+        return failure(id, "Too many pending requests", f"the proxy holds {held} ({bound})")
 
     def _to_server(self, line: bytes) -> None:
-        """A line of the proxy's own to the server, while it still takes input."""
+        """A line of the proxy's own to the server, while it still takes input. The server's
+        output is what makes these: while its input is full, it is not read."""
         if self.server_gone is None and self.server_in is not None:
             self.server_in.write(line + b"\n")
+            if self.server_congested:
+                self.pause_server("answers")
 
     def _to_client(self, lines: list[bytes]) -> None:
         """Write to the client; if its writer is congested, stop reading the server."""
@@ -343,8 +402,7 @@ class _Session:
             self.client_gone = True
             return
         if self.client_draining is None and _congested(self.client_out):
-            if self.server_out is not None and not self.server_out.is_closing():
-                self.server_out.pause_reading()
+            self.pause_server("client output")
             self.client_draining = self.loop.create_task(self._drain_client())
 
     async def _drain_client(self) -> None:
@@ -353,8 +411,7 @@ class _Session:
         except (ConnectionError, OSError):
             self.client_gone = True  # what the server says now goes nowhere, but is read
         self.client_draining = None
-        if self.server_out is not None and not self.server_out.is_closing():
-            self.server_out.resume_reading()
+        self.resume_server("client output")
         self.resume_client("answers")
 
     # --- the end ------------------------------------------------------------------------------
@@ -383,7 +440,7 @@ class _Session:
         """Still no EOF: something else holds the server's stdout. Stop waiting for it."""
         if self.server_silent.done():
             return
-        if self.received_since_exit or self.client_draining is not None:
+        if self.received_since_exit or self.server_paused:
             self.received_since_exit = False  # it is still talking, or we are not listening
             self.loop.call_later(EXIT_GRACE, self._after_exit_grace)
             return

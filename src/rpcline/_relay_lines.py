@@ -5,13 +5,19 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
 import rpcline
+from rpcline import ParseError
 from rpcline._message_py import BAD_ID
 from rpcline._pending import Pending, request_id
+
+if TYPE_CHECKING or rpcline.IMPLEMENTATION == "python":
+    from rpcline._route_py import prefix_refusal
+else:
+    from rpcline._route_c import prefix_refusal
 
 CONNECTION_CLOSED: Final = -32000  # the code the MCP SDKs use for a closed connection
 CANCELLED: Final = "notifications/cancelled"
@@ -48,29 +54,47 @@ def _joined(lines: list[bytes]) -> bytes:
 
 
 def shape(r: rpcline.Route) -> str:
-    """What a refused line looks like: ``"response"``, ``"request"`` or ``"unknown"``."""
-    if r.line is None:
-        return "unknown"  # an over-long line: only its id was read
+    """What a refused line looks like: ``"response"``, ``"request"`` or ``"unknown"``.
+
+    An over-long line (no ``line``) is known by the members complete within the limit.
+    """
     if r.method_span is None and (r.result_span is not None or r.error_span is not None):
         return "response"
+    if r.line is None and r.method_span is None:
+        return "unknown"
     return "request"
 
 
-def claims_answer(r: rpcline.Route, pending: Pending) -> bool:
-    """Whether a refused line is the answer to a pending request, one that cannot be delivered.
+def readable(r: rpcline.Route) -> rpcline.Route:
+    """A refused line as far as it can be read: a line that is not JSON (a NaN, invalid
+    UTF-8, a raw control character, text after the document, a line cut short) is read up
+    to its first error, as an over-long line is read up to the limit (``prefix_refusal``)."""
+    if r.line is None or r.id is not None or type(r.error) is not ParseError:
+        return r
+    line = r.line if type(r.line) is bytes else str(r.line).encode("utf-8", "surrogatepass")
+    return prefix_refusal(r.error, line, False)
 
-    It names a pending id and is over-long (only its id was read), or shaped like a
-    response and meant as JSON-RPC (it says ``"jsonrpc"``, whatever the version). A line
-    with no ``"jsonrpc"`` at all, such as ``{"id":1,"error":"disk 91% full"}``, is no
+
+def answered_id(r: rpcline.Route, pending: Pending) -> rpcline.RequestId | None:
+    """The pending request a refused line is the answer to, one that cannot be delivered.
+
+    What can be read of it (``readable``) names a pending id and no ``method``, and it is
+    over-long (only the part within the limit was read), or shaped like a response, or not
+    JSON at all, and meant as JSON-RPC (it says ``"jsonrpc"``, whatever the version). A
+    line with no ``"jsonrpc"`` at all, such as ``{"id":1,"error":"disk 91% full"}``, is no
     JSON-RPC message (a log record on stdout, say): failing the call for it would give
-    the caller two answers when the real one comes.
+    the caller two answers when the real one comes. A request (its ``method`` read) never
+    answers anything, whatever its id: both peers number their requests from 0.
     """
-    if r.id not in pending:
-        return False
+    read = readable(r)
+    if read.id not in pending or read.method_span is not None:
+        return None
     if r.line is None:
-        return True
-    line = r.line if type(r.line) is bytes else str(r.line).encode()
-    return shape(r) == "response" and b'"jsonrpc"' in line
+        return read.id
+    if read is r and shape(r) != "response":
+        return None
+    line = r.line if type(r.line) is bytes else str(r.line).encode("utf-8", "surrogatepass")
+    return read.id if b'"jsonrpc"' in line else None
 
 
 def is_null_id_error(r: rpcline.Route) -> bool:

@@ -99,24 +99,36 @@ class _PipeReader(asyncio.Protocol):
         self._eof = False
         self._waiter: asyncio.Future[None] | None = None
         self._consumer: Consumer | None = None
+        self._held_back = False  # paused by the consumer (``pause``), until it resumes
 
     def attach(self, consumer: Consumer) -> None:
-        """From now on hand every chunk, then the end, to ``consumer``."""
+        """From now on hand every chunk, then the end, to ``consumer``.
+
+        What came before is handed over first; reading resumes after it unless the
+        consumer paused it meanwhile (those chunks congested its output, say).
+        """
         self._consumer = consumer
         while self._chunks:
             consumer.client_data(self._chunks.popleft())
         if self._eof:
             consumer.client_eof()
-        elif self.transport is not None:
-            self.transport.resume_reading()
+        elif not self._held_back:
+            self._set_reading(True)
 
     def pause(self) -> None:
-        if self.transport is not None and not self.transport.is_closing():
-            self.transport.pause_reading()
+        self._held_back = True
+        self._set_reading(False)
 
     def resume(self) -> None:
+        self._held_back = False
+        self._set_reading(True)
+
+    def _set_reading(self, on: bool) -> None:
         if self.transport is not None and not self.transport.is_closing():
-            self.transport.resume_reading()
+            if on:
+                self.transport.resume_reading()
+            else:
+                self.transport.pause_reading()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.ReadTransport)
@@ -129,7 +141,7 @@ class _PipeReader(asyncio.Protocol):
         self._chunks.append(data)
         self._held += len(data)
         if self._held > READ_BYTES:
-            self.pause()
+            self._set_reading(False)
         self._wake()
 
     def eof_received(self) -> bool:
@@ -162,8 +174,8 @@ class _PipeReader(asyncio.Protocol):
             chunk, rest = chunk[:n], chunk[n:]
             self._chunks.appendleft(rest)
         self._held -= len(chunk)
-        if self._held <= READ_BYTES:
-            self.resume()
+        if self._held <= READ_BYTES and not self._held_back:
+            self._set_reading(True)
         return chunk
 
 

@@ -13,12 +13,17 @@ own stdin and stdout.
 - A server's error response with ``"id": null`` (JSON-RPC 2.0 §5) is forwarded; other
   refused server lines are logged.
 - Requests are tracked by id, exactly as they came (``1`` and ``"1"`` apart, two with
-  one id counted twice), each way, up to ``max_pending``. A client request still pending
-  gets a ``-32000`` error, with data naming the cause, when the server exits or closes
-  its stdout ("Connection closed"), or answers it with a refused line ("Invalid response
-  from the server"; over-long lines keep their id: ``StreamParser``; a line with no
-  ``"jsonrpc"`` in it is no answer); a server request whose answer is refused likewise.
-- Backpressure: each direction waits for its output to drain before it reads more, so
+  one id counted twice), each way, up to ``max_pending`` requests whose ids take up to
+  ``max_pending_bytes``. A client request still pending gets a ``-32000`` error, with
+  data naming the cause, when the server exits or closes its stdout ("Connection
+  closed"), or answers it with a refused line ("Invalid response from the server"): the
+  part of the line that can be read (all of a line that is JSON, the part before the
+  first error of one that is not, the part within the limit of an over-long one) names
+  the pending id and ``"jsonrpc"``, and no ``method`` (a request never answers anything;
+  a line with no ``"jsonrpc"`` in it is no answer). A server request whose answer is
+  refused likewise.
+- Backpressure: each direction waits for its output to drain before it reads more (the
+  relay's own answers included: they stop the reading of the peer they answer), so
   memory stays within about twice the line limit (the line, and the transport's copy of
   what the pipe has not taken yet) plus a constant.
 """
@@ -33,11 +38,12 @@ from collections.abc import Callable, Sequence
 
 from rpcline import _stdio
 from rpcline._proxy_types import (DEFAULT_KILL_AFTER, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING,
-                                  Reader, Summary, Writer)
+                                  DEFAULT_MAX_PENDING_BYTES, Reader, Summary, Writer)
 from rpcline._relay import _Recorder, _ServerPipes, _Session, record_paths
 
-__all__ = ("DEFAULT_KILL_AFTER", "DEFAULT_MAX_LINE_BYTES", "DEFAULT_MAX_PENDING", "Reader",
-           "Summary", "Writer", "close_stdio", "open_stdio", "record_paths", "relay")
+__all__ = ("DEFAULT_KILL_AFTER", "DEFAULT_MAX_LINE_BYTES", "DEFAULT_MAX_PENDING",
+           "DEFAULT_MAX_PENDING_BYTES", "Reader", "Summary", "Writer", "close_stdio",
+           "open_stdio", "record_paths", "relay")
 
 
 async def relay(
@@ -47,6 +53,7 @@ async def relay(
     *,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     max_pending: int = DEFAULT_MAX_PENDING,
+    max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
     record: str | None = None,
     drain_timeout: float = 10.0,
     kill_after: float = DEFAULT_KILL_AFTER,
@@ -57,9 +64,11 @@ async def relay(
 
     Raises ``OSError`` when the command cannot start, or a record file cannot be opened
     (its ``filename`` is then one of ``record_paths(record)``). ``record``, a path prefix,
-    writes ``PREFIX.client.jsonl`` and ``PREFIX.server.jsonl``: every byte each side sent.
-    ``max_pending`` requests without an answer are held each way; one more is answered
-    with a -32000 "Too many pending requests" error and not forwarded.
+    writes ``PREFIX.client.jsonl`` and ``PREFIX.server.jsonl``: every byte each side sent;
+    a record that can no longer be written (a full disk) stops recording, logged once,
+    and the relay goes on. ``max_pending`` requests without an answer are held each way,
+    their ids taking at most ``max_pending_bytes`` (each at its size in memory); one more
+    is answered with a -32000 "Too many pending requests" error and not forwarded.
     ``forward_signals`` are passed on to the server while the relay runs; a SIGTERM among
     them becomes SIGKILL ``kill_after`` seconds later if the server is still there (as
     after the drain timeout at the end). The server stays
@@ -69,9 +78,10 @@ async def relay(
     """
     loop = asyncio.get_running_loop()
     summary = Summary()
-    with _Recorder(record) as recorder:
-        session = _Session(reader, writer, max_line_bytes, max_pending, drain_timeout,
-                           kill_after, log or _stderr, summary, recorder)
+    log = log or _stderr
+    with _Recorder(record, log) as recorder:
+        session = _Session(reader, writer, max_line_bytes, max_pending, max_pending_bytes,
+                           drain_timeout, kill_after, log, summary, recorder)
         transport, _ = await loop.subprocess_exec(
             lambda: _ServerPipes(session), *command, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=None,
