@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import codecs
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from typing import TextIO
 
@@ -20,6 +20,7 @@ import anyio.lowlevel
 from mcp.client import stdio as sdk
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
+from pydantic import BaseModel
 
 import rpcline
 from rpcline._sdk_lines import MAX_IN_FLIGHT, InFlight, Lines, note_sent
@@ -85,14 +86,13 @@ async def stdio_client(
 
     async def write_stdin() -> None:
         assert process.stdin is not None
-        encoding, errors = server.encoding, server.encoding_error_handler
+        encode = _encoder(server)
         try:
             async with write_reader:
                 async for session_message in write_reader:
                     message = session_message.message
                     note_sent(message, in_flight)  # before the answer can possibly come
-                    text = message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await process.stdin.send(f"{text}\n".encode(encoding, errors))
+                    await process.stdin.send(encode(message))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             # The server may live on: end the read stream, or the session's calls wait.
             await read_writer.aclose()
@@ -129,3 +129,20 @@ def _decoding(server: sdk.StdioServerParameters) -> tuple[str, str] | None:
     if codecs.lookup(encoding).name == "utf-8" and errors == "strict":
         return None
     return encoding, errors
+
+
+def _encoder(server: sdk.StdioServerParameters) -> Callable[[BaseModel], bytes]:
+    """A message's line as the SDK writes it (``model_dump_json(by_alias=True,
+    exclude_unset=True)`` and a LF, encoded). In UTF-8 pydantic's bytes are taken as
+    they come: no str made and encoded again for every message."""
+    encoding, errors = server.encoding, server.encoding_error_handler
+    if codecs.lookup(encoding).name == "utf-8":
+        def utf8(message: BaseModel) -> bytes:
+            return message.__pydantic_serializer__.to_json(
+                message, by_alias=True, exclude_unset=True) + b"\n"
+        return utf8
+
+    def other(message: BaseModel) -> bytes:
+        text = message.model_dump_json(by_alias=True, exclude_unset=True)
+        return f"{text}\n".encode(encoding, errors)
+    return other

@@ -31,6 +31,7 @@ MAX_IN_FLIGHT: Final = 1 << 16
 # A scanner's parse error ends "at byte N" (rpcline._shared): the id is read before N.
 _FAULT: Final = re.compile(r" at byte (\d+)$")
 _ADAPTER: Final = mcp_types.jsonrpc_message_adapter
+_ANSWERS: Final = (mcp_types.JSONRPCResponse, mcp_types.JSONRPCError)
 
 
 class InFlight(Pending):
@@ -41,17 +42,13 @@ class InFlight(Pending):
     """
 
     def __contains__(self, id: Any) -> bool:
-        return super().__contains__(_key(id))
+        return Pending.__contains__(self, coerce_request_id(id) if type(id) is str else id)
 
     def add(self, id: Any) -> bool:
-        return super().add(_key(id))
+        return Pending.add(self, coerce_request_id(id) if type(id) is str else id)
 
     def answered(self, id: Any) -> bool:
-        return super().answered(_key(id))
-
-
-def _key(id: Any) -> Any:
-    return coerce_request_id(id) if type(id) is str else id
+        return Pending.answered(self, coerce_request_id(id) if type(id) is str else id)
 
 
 def note_sent(message: Any, in_flight: InFlight) -> None:
@@ -85,7 +82,7 @@ class Lines:
             message = _ADAPTER.validate_json(text, by_name=False)
         except ValueError as error:  # ValidationError and UnicodeDecodeError
             return self._refused(item, error)
-        if isinstance(message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError):
+        if isinstance(message, _ANSWERS):
             if message.id is not None:
                 self.in_flight.answered(message.id)
         return SessionMessage(message)
