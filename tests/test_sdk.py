@@ -258,8 +258,11 @@ def test_a_refused_answer_to_a_call_in_flight_fails_that_call(lines, line, id, c
     b'{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":[1]}',  # a request
     b'{"jsonrpc":"2.0","result":{},"id":1',  # the id runs into the cut: it might go on
     b"not json",
+    # a server's request cut short: its id 1 is its own, whatever call 1 of ours waits for
+    b'{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{"result":"a\xff"',
+    b'{"jsonrpc":"2.0","id":2,"re',  # cut before it says what it is
 ], ids=["not-in-flight", "log-record-cut", "log-record", "server-request", "id-at-the-cut",
-        "no-json"])
+        "no-json", "server-request-cut", "cut-before-its-shape"])
 def test_other_refused_lines_arrive_as_the_sdk_delivers_them(lines, line):
     item = lines.message(line)
     assert isinstance(item, ValueError), item

@@ -101,7 +101,7 @@ class Lines:
         like a response, says "jsonrpc", names a call in flight). One that is no JSON
         (cut short, invalid UTF-8, garbage) is read up to its first fault, as an
         over-long line is read up to the bound: an id complete before it that names a
-        call in flight, in a line that says "jsonrpc" there, makes it that call's answer.
+        call in flight, in a line shaped like an answer there, makes it that call's answer.
         """
         r = rpcline.route(line)
         cause = r.error.reason if r.error is not None else _first_error(error)
@@ -111,7 +111,7 @@ class Lines:
         elif r.error is not None and (fault := _FAULT.search(cause)) is not None:
             prefix = line[: int(fault.group(1))]
             id = prefix_id(prefix)
-            if id is not None and id in self.in_flight and b'"jsonrpc"' in prefix:
+            if id is not None and id in self.in_flight and _answer_shaped(prefix):
                 return self._fail(id, cause)
         logger.error("a server line was refused by the SDK's adapter: %s", cause)
         return error
@@ -123,6 +123,21 @@ class Lines:
         line = failure(id, "Invalid response from the server",
                        f"the server's answer was refused: {cause}")
         return SessionMessage(_ADAPTER.validate_json(line, by_name=False))
+
+
+def _answer_shaped(prefix: bytes) -> bool:
+    """Whether a line's first bytes read as an answer (``shape``'s "response"), as far as
+    they go: they say "jsonrpc", and a ``result`` or ``error`` member comes before any
+    ``method``. A top-level ``method`` comes before what its params hold, so a server's
+    request cut short (its ids are its own: ``1`` may be a call of ours too) is no answer.
+    """
+    if b'"jsonrpc"' not in prefix:
+        return False
+    found = [at for at in (prefix.find(b'"result"'), prefix.find(b'"error"')) if at >= 0]
+    if not found:
+        return False
+    method = prefix.find(b'"method"')
+    return method < 0 or method > min(found)
 
 
 def _first_error(error: ValueError) -> str:
