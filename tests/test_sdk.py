@@ -203,6 +203,32 @@ def test_a_bad_bound_raises_before_the_server_starts():
         anyio.run(enter, 1.5)
 
 
+def test_an_encoding_bytes_cannot_frame_is_left_to_the_sdk_s_transport(monkeypatch):
+    from contextlib import asynccontextmanager
+
+    from rpcline import _sdk_client
+
+    calls: list[Any] = []
+
+    @asynccontextmanager
+    async def sdk_transport(params: Any, errlog: Any) -> Any:
+        calls.append(params.encoding)
+        yield "the SDK's streams"
+
+    monkeypatch.setattr(_sdk_client, "_SDK_STDIO_CLIENT", sdk_transport)
+
+    async def enter(encoding: str) -> Any:
+        params = StdioServerParameters(command="no-such-server", encoding=encoding)
+        async with rpcline.sdk.stdio_client(params) as streams:
+            return streams
+
+    assert anyio.run(enter, "utf-16") == "the SDK's streams"
+    assert calls == ["utf-16"]
+    with pytest.raises(OSError):  # latin-1 is framed here: the server is started, and fails
+        anyio.run(enter, "latin-1")
+    assert calls == ["utf-16"]
+
+
 # --- one line at a time, on both implementations ---------------------------------------
 
 

@@ -35,12 +35,12 @@ _SDK_STDIO_CLIENT = sdk.stdio_client
 async def stdio_client(
     server: sdk.StdioServerParameters, errlog: TextIO, max_line_bytes: int
 ) -> AsyncGenerator[TransportStreams, None]:
+    parser = rpcline.StreamParser(max_line_bytes, classify=bytes)  # bad bounds raise here
     if "\n".encode(server.encoding, server.encoding_error_handler) != b"\n":
         # UTF-16, say: a line does not end at the byte 0x0A, so the SDK frames the text.
         async with _SDK_STDIO_CLIENT(server, errlog) as streams:
             yield streams
         return
-    parser = rpcline.StreamParser(max_line_bytes, classify=bytes)  # bad bounds raise here
     in_flight = InFlight(MAX_IN_FLIGHT)
     lines = Lines(in_flight, _decoding(server))
 
