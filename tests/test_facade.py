@@ -170,7 +170,7 @@ def test_facade_end_to_end():
     )
 
 
-LAZY_SUBMODULES = ("aio", "corpus", "http", "proxy", "sse")
+LAZY_SUBMODULES = ("aio", "corpus", "http", "proxy", "sdk", "sse")
 
 LAZY_PROBE = """
 import json, sys, rpcline

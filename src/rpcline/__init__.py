@@ -117,6 +117,7 @@ _SUBMODULES: frozenset[str] = frozenset(
         "corpus",
         "http",
         "proxy",
+        "sdk",
         "sse",
     }
 )
@@ -126,6 +127,7 @@ if TYPE_CHECKING:  # mypy sees the submodules as attributes, and no __getattr__ 
     from rpcline import corpus as corpus
     from rpcline import http as http
     from rpcline import proxy as proxy
+    from rpcline import sdk as sdk
     from rpcline import sse as sse
 else:
 
