@@ -7,8 +7,8 @@ Imports the MCP SDK: only ``rpcline.sdk`` imports this module, when a client sta
 from __future__ import annotations
 
 import logging
-import re
-from typing import TYPE_CHECKING, Any, Final
+import sys
+from typing import Any, Final
 
 import mcp_types
 from mcp.shared.dispatcher import coerce_request_id
@@ -16,20 +16,13 @@ from mcp.shared.message import SessionMessage
 
 import rpcline
 from rpcline._pending import Pending, request_id
-from rpcline._relay_lines import CANCELLED, claims_answer, failure
-
-if TYPE_CHECKING or rpcline.IMPLEMENTATION == "python":
-    from rpcline._route_py import prefix_id
-else:
-    from rpcline._route_c import prefix_id
+from rpcline._relay_lines import CANCELLED, answered_id, failure
 
 logger = logging.getLogger("rpcline.sdk")
 
 # Requests of one session tracked at once; past it a call is untracked (a broken answer
 # then leaves it waiting, as the SDK's transport does), never refused.
 MAX_IN_FLIGHT: Final = 1 << 16
-# A scanner's parse error ends "at byte N" (rpcline._shared): the id is read before N.
-_FAULT: Final = re.compile(r" at byte (\d+)$")
 _ADAPTER: Final = mcp_types.jsonrpc_message_adapter
 _ANSWERS: Final = (mcp_types.JSONRPCResponse, mcp_types.JSONRPCError)
 
@@ -38,13 +31,17 @@ class InFlight(Pending):
     """The session's requests written to the server and not answered yet, by id.
 
     Ids are keyed as the SDK's dispatcher correlates them (``"7"`` is ``7``), so a line
-    that would resolve a call there is known here to be that call's answer.
+    that would resolve a call there is known here to be that call's answer. They are the
+    session's own, so their count bounds what they cost.
     """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(limit, sys.maxsize)
 
     def __contains__(self, id: Any) -> bool:
         return Pending.__contains__(self, coerce_request_id(id) if type(id) is str else id)
 
-    def add(self, id: Any) -> bool:
+    def add(self, id: Any) -> str | None:
         return Pending.add(self, coerce_request_id(id) if type(id) is str else id)
 
     def answered(self, id: Any) -> bool:
@@ -97,22 +94,16 @@ class Lines:
     def _refused(self, line: bytes, error: ValueError) -> SessionMessage | Exception:
         """The SDK's adapter refused the line: fail the call it answers, if one can tell.
 
-        A line rpcline reads whole goes by the proxy's rule (``claims_answer``: shaped
-        like a response, says "jsonrpc", names a call in flight). One that is no JSON
-        (cut short, invalid UTF-8, garbage) is read up to its first fault, as an
-        over-long line is read up to the bound: an id complete before it that names a
-        call in flight, in a line shaped like an answer there, makes it that call's answer.
+        The proxy's rule decides (``_relay_lines.answered_id``): what can be read of the
+        line (all of it, or the part before its first fault when it is no JSON: cut
+        short, invalid UTF-8, garbage) names a call in flight and no ``method`` (a
+        server's request, whose ids are its own, answers nothing) and says "jsonrpc".
         """
         r = rpcline.route(line)
         cause = r.error.reason if r.error is not None else _first_error(error)
-        if r.id is not None:
-            if claims_answer(r, self.in_flight):
-                return self._fail(r.id, cause)
-        elif r.error is not None and (fault := _FAULT.search(cause)) is not None:
-            prefix = line[: int(fault.group(1))]
-            id = prefix_id(prefix)
-            if id is not None and id in self.in_flight and _answer_shaped(prefix):
-                return self._fail(id, cause)
+        id = answered_id(r, self.in_flight)
+        if id is not None:
+            return self._fail(id, cause)
         logger.error("a server line was refused by the SDK's adapter: %s", cause)
         return error
 
@@ -123,21 +114,6 @@ class Lines:
         line = failure(id, "Invalid response from the server",
                        f"the server's answer was refused: {cause}")
         return SessionMessage(_ADAPTER.validate_json(line, by_name=False))
-
-
-def _answer_shaped(prefix: bytes) -> bool:
-    """Whether a line's first bytes read as an answer (``shape``'s "response"), as far as
-    they go: they say "jsonrpc", and a ``result`` or ``error`` member comes before any
-    ``method``. A top-level ``method`` comes before what its params hold, so a server's
-    request cut short (its ids are its own: ``1`` may be a call of ours too) is no answer.
-    """
-    if b'"jsonrpc"' not in prefix:
-        return False
-    found = [at for at in (prefix.find(b'"result"'), prefix.find(b'"error"')) if at >= 0]
-    if not found:
-        return False
-    method = prefix.find(b'"method"')
-    return method < 0 or method > min(found)
 
 
 def _first_error(error: ValueError) -> str:
