@@ -492,6 +492,16 @@ def test_classify_marks_error_responses_with_their_code(implementation):
     assert rows[4] == {"line": 6, "kind": "response", "id": 1}  # a result: no error member
 
 
+def test_classify_does_not_call_a_null_error_an_error(implementation):
+    # docs/rules.md: "error": null is a present member (a response) but no error.
+    lines = (b'{"jsonrpc":"2.0","id":6,"result":null,"error":null}\n'
+             b'{"jsonrpc":"2.0","id":9,"error":null}\n')
+    done = rpcline(implementation, "classify", input=lines)
+    rows = [orjson.loads(line) for line in done.stdout.splitlines()]
+    assert rows == [{"line": 1, "kind": "response", "id": 6},
+                    {"line": 2, "kind": "response", "id": 9}]
+
+
 def test_classify_quiet_leaves_refused_lines_out(implementation):
     done = rpcline(implementation, "classify", "-q", input=SESSION)
     rows = [orjson.loads(line) for line in done.stdout.splitlines()]

@@ -50,8 +50,8 @@ CHECK_STATUS = """\
 CLASSIFY_DESCRIPTION = """\
 Write one compact JSON object per message in FILE, as soon as it is read: "line" (the
 physical line, per file), "kind" (request, notification, response, refused), "id",
-"method"; error responses add "error": true and their "code"; refusals add "code",
-"message" and "reason". With several files, each object names its "file"."""
+"method"; error responses (a non-null "error") add "error": true and their "code";
+refusals add "code", "message" and "reason". With several files, each object names its "file"."""
 
 CLASSIFY_STATUS = """\
 0  every file was read (refused lines are output, not failures: use check for a verdict)
@@ -167,7 +167,8 @@ def describe(number: int, message: rpcline.Incoming) -> dict[str, object]:
             return {"line": number, "kind": "notification", "method": method}
         case rpcline.ClientResponse(id, body):
             row: dict[str, object] = {"line": number, "kind": "response", "id": id}
-            if "error" in body:
+            # A null error is no error (docs/rules.md): the line is a response all the same.
+            if body.get("error") is not None:
                 row["error"] = True
                 row["code"] = _error_code(body["error"])
             return row
