@@ -644,7 +644,10 @@ def test_bench_prints_the_spread_and_warns_on_too_little_input(implementation):
         assert row["ns_per_message_min"] <= row["ns_per_message"] <= row["ns_per_message_max"]
     assert any("too little input" in warning for warning in report["warnings"])
     text = rpcline(implementation, "bench", "--rounds", "5", input=garbage).stdout.decode()
-    assert "min-max" in text and "\nwarning: a pass takes" in text
+    assert "min-max" in text and "\nwarning: a pass of " in text
+    # Which contender's pass is too short (issue 31 item 16): the fastest one's.
+    fastest = min(report["contenders"], key=lambda row: row["ns_per_message"])["contender"]
+    assert any(w.startswith(f"a pass of {fastest} takes ") for w in report["warnings"])
 
 
 def test_bench_warns_when_the_passes_are_too_far_apart():

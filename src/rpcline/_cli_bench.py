@@ -156,9 +156,10 @@ def _stdin_holds_data() -> bool:
 def _untrustworthy(timings: list[Timing]) -> list[str]:
     """Why the figures may mislead: passes too short to time, or rounds too far apart."""
     warnings = []
-    shortest = min(t.seconds_per_pass for t in timings)
+    fastest = min(timings, key=lambda t: t.seconds_per_pass)
+    shortest = fastest.seconds_per_pass
     if shortest < MIN_PASS_SECONDS:
-        warnings.append(f"a pass takes {shortest * 1e6:,.0f} µs, under "
+        warnings.append(f"a pass of {fastest.name} takes {shortest * 1e6:,.0f} µs, under "
                         f"{MIN_PASS_SECONDS * 1e3:g} ms: too little input to time, the "
                         "ratios are mostly loop and timer noise; measure more lines")
     widest = max(timings, key=lambda t: t.spread)
