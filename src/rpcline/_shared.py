@@ -35,6 +35,41 @@ UNEXPECTED_CHARACTER: Final = (
 NOT_UTF8: Final = "str is not valid UTF-8"
 STRAY_REASONS: Final = tuple(UNEXPECTED_CHARACTER.format(column=i + 1, char=i) for i in range(64))
 
+# --- building results by hand ------------------------------------------------------------
+# Both implementations bind a constructor's arguments here and word a wrong type alike, so
+# a hand-built result is refused with the same TypeError by the core and the twin (and
+# the core's message names the class, not Cython's __init__). parse never comes here.
+_MISSING: Final = object()
+
+
+def bind(owner: str, names: tuple[str, ...], args: tuple[object, ...],
+         kwargs: dict[str, object] | None) -> tuple[object, ...]:  # fmt: skip
+    """The values of ``names`` (each required, by position or keyword) in a call to ``owner``."""
+    if len(args) > len(names):
+        raise TypeError(f"{owner}() takes {len(names)} argument{'s' * (len(names) != 1)} "
+                        f"({len(args)} given)")
+    if not kwargs and len(args) == len(names):
+        return args
+    values = [*args, *[_MISSING] * (len(names) - len(args))]
+    for key, value in (kwargs or {}).items():
+        if key not in names:
+            raise TypeError(f"{owner}() got an unexpected keyword argument {key!r}")
+        at = names.index(key)
+        if at < len(args):
+            raise TypeError(f"{owner}() got multiple values for argument {key!r}")
+        values[at] = value
+    missing = [repr(name) for name, value in zip(names, values) if value is _MISSING]
+    if missing:
+        raise TypeError(f"{owner}() missing required argument{'s' * (len(missing) > 1)}: "
+                        f"{', '.join(missing)}")
+    return tuple(values)
+
+
+def wrong_type(owner: str, name: str, expected: str, value: object) -> TypeError:
+    """The TypeError for a constructor argument of the wrong type."""
+    return TypeError(f"{owner}() argument {name!r} must be {expected}, not {type(value).__name__}")
+
+
 # --- the scanner's limits and its parse errors ---------------------------------------------
 # orjson's nesting limit: 1024 levels of arrays and objects, a 1025th is refused.
 MAX_DEPTH: Final = 1024
