@@ -341,8 +341,16 @@ def _verdict(
 ) -> Verdict:  # fmt: skip
     response = None
     if error is not None:
-        response = orjson.dumps({"jsonrpc": "2.0", "id": id, "error": error.to_json()})
+        response = orjson.dumps({"jsonrpc": "2.0", "id": id, "error": _error_member(error)})
     return _new(Verdict, (status, r, name, version, error, response))
+
+
+def _error_member(error: ProtocolError) -> dict[str, object]:
+    """The response's ``error`` as the SDK words it: the detail in ``message`` (a client that
+    logs only the message keeps it); "Parse error", and -32022 with its data, as they are."""
+    if type(error) is ParseError or type(error) is UnsupportedProtocolVersion:
+        return error.to_json()
+    return {"code": error.code, "message": error.reason}
 
 
 def _unsupported(
