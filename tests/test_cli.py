@@ -92,6 +92,52 @@ def test_missing_file_is_status_2_and_one_line(implementation, tmp_path: Path):
     assert "absent.jsonl" in done.stderr.decode()
     assert b"Traceback" not in done.stderr
 
+    assert done.stdout == b""  # no all-zero summary of input never read (issue 31 item 15)
+
+
+def test_a_summary_counts_only_what_was_read(implementation, tmp_path: Path):
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(SESSION)
+    done = rpcline(implementation, "check", str(tmp_path / "absent.jsonl"), str(good))
+    assert done.returncode == 2
+    assert b"1 file not read" in done.stdout and b"total         6" in done.stdout
+
+
+@pytest.mark.parametrize("side", ["client", "server"])
+def test_check_summary_says_whose_lines_and_opens_without_a_blank_line(implementation, side):
+    # Issue 31 item 14: the summary started with an empty line when nothing was refused,
+    # and --from client and --from server printed the same text.
+    clean = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+    done = rpcline(implementation, "check", "--from", side, input=clean)
+    assert done.returncode == 0
+    first = done.stdout.decode().splitlines()[0]
+    assert first == f"lines from a {side} (as a {'server' if side == 'client' else 'client'} "\
+        f"reads them; refusals {'' if side == 'client' else 'not '}answered): <stdin>"
+    report = orjson.loads(rpcline(implementation, "check", "--json", "--from", side,
+                                  input=clean).stdout)
+    assert report["from"] == {side: ["<stdin>"]}
+
+
+@pytest.mark.parametrize("command", ["check", "classify"])
+def test_reading_a_terminal_says_so_on_stderr(implementation, command):
+    # Issue 31 item 13: with no file, on a terminal, the command waited in silence.
+    import pty
+
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "rpcline", command], stdin=terminal,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env=environment(implementation))
+    os.close(terminal)
+    os.write(controller, b"\x04")  # Ctrl-D on an empty line: end of input
+    out, err = process.communicate(timeout=120)
+    os.close(controller)
+    assert process.returncode == 0, err
+    assert err.decode() == (f"rpcline {command}: reading lines from standard input (the "
+                            f"terminal); end with Ctrl-D, or name a file: rpcline {command} "
+                            "FILE\n")
+    piped = rpcline(implementation, command, input=b"")
+    assert piped.stderr == b""  # a pipe or a file is read without a word
+
 
 def test_usage_error_is_status_2(implementation):
     done = rpcline(implementation, "frobnicate")
@@ -344,7 +390,8 @@ def test_check_quiet_prints_only_the_summary(implementation):
     assert done.returncode == 1
     out = done.stdout.decode()
     assert "<stdin>:" not in out and "answer:" not in out
-    assert out.lstrip().startswith("messages") and "refusals by code" in out
+    assert out.startswith("lines from a client") and "\n\nmessages\n" in out
+    assert "refusals by code" in out
     report = orjson.loads(rpcline(implementation, "check", "--quiet", "--json",
                                   input=SESSION).stdout)
     assert report["refused"] == [] and report["truncated"] == 2
