@@ -13,7 +13,7 @@ import orjson
 
 TYPE_CHECKING = False  # typing's own costs an import of typing; mypy reads this name too
 if TYPE_CHECKING:
-    from typing import Final, TypeAlias
+    from typing import Any, Final, TypeAlias
 
 RequestId: TypeAlias = int | str
 
@@ -63,6 +63,25 @@ def bind(owner: str, names: tuple[str, ...], args: tuple[object, ...],
         raise TypeError(f"{owner}() missing required argument{'s' * (len(missing) > 1)}: "
                         f"{', '.join(missing)}")
     return tuple(values)
+
+
+def bind_parser(owner: str, limit: str, default: int, classify: object,
+                args: tuple[object, ...], kwargs: dict[str, object] | None) -> tuple[Any, Any]:  # fmt: skip
+    """``(limit, classify)`` from a call of ``owner(limit=default, *, classify=...)``, the
+    stream parsers' constructors, in ``bind``'s words (the core's would name __cinit__)."""
+    if len(args) > 1:
+        raise TypeError(f"{owner}() takes at most 1 positional argument ({len(args)} given)")
+    value = args[0] if args else default
+    for key, given in (kwargs or {}).items():
+        if key == limit and not args:
+            value = given
+        elif key == limit:
+            raise TypeError(f"{owner}() got multiple values for argument {key!r}")
+        elif key == "classify":
+            classify = given
+        else:
+            raise TypeError(f"{owner}() got an unexpected keyword argument {key!r}")
+    return value, classify
 
 
 def wrong_type(owner: str, name: str, expected: str, value: object) -> TypeError:
