@@ -207,7 +207,7 @@ def _print_table(source: str, lines: list[bytes], rounds: int, timings: list[Tim
     floor = timings[0].seconds_per_pass
     size = sum(map(len, lines))
     print(f"{source}: {len(lines):,} messages, {size:,} bytes, "
-          f"median (and min-max) of {rounds} interleaved rounds\n")
+          f"wall clock: median (and min-max) of {rounds} interleaved rounds\n")
     width = max(len(t.name) for t in timings)
     spreads = [f"{t.fastest * 1e9 / t.messages:,.0f}-{t.slowest * 1e9 / t.messages:,.0f}"
                for t in timings]
