@@ -290,8 +290,10 @@ def test_stream_parser_is_subscriptable_as_a_generic(impl, stream):
     assert [r.kind for r in parser.feed(b'{"jsonrpc":"2.0","id":1,"result":{}}\n')] == ["response"]
 
 
-@pytest.mark.parametrize(("module", "owner", "limit"), [("_stream", "StreamParser", "max_line_bytes"),
-                                                        ("_sse", "EventStreamParser", "max_event_bytes")])
+@pytest.mark.parametrize(("module", "owner", "limit"), [
+    ("_stream", "StreamParser", "max_line_bytes"),
+    ("_sse", "EventStreamParser", "max_event_bytes"),
+])
 def test_parser_constructors_word_wrong_arguments_alike(impl, module, owner, limit):
     # The core said "__cinit__() takes at most 1 positional argument" (issue 31 item 8).
     cls = getattr(importlib.import_module(impl.__name__.replace("_message", module)), owner)

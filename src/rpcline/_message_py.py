@@ -1,15 +1,15 @@
 """The pure-Python twin of ``_message_c.pyx``: the card's nine rules, same names, same order.
 
 It is the typing source for the facade and the fallback where the extension is absent.
-Results are slotted records, not tuples: the core's are not sequences either, so
-``json.dumps``, ``len`` and indexing treat a result alike in both. ``parse`` fills their
-slots directly (``_build``), as the core skips ``__init__``; a constructor called by hand
+Results are records, not tuples: the core's are not sequences either, so ``json.dumps``,
+``len`` and indexing treat a result alike in both. ``parse`` fills a record's one slot
+directly (``_build``), as the core skips ``__init__``; a constructor called by hand
 checks its arguments, in the core's words (``_shared.bind``).
 """
 
 from __future__ import annotations
 
-from operator import attrgetter
+from inspect import Parameter, Signature  # orjson loads inspect anyway
 from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeAlias
 
 import orjson
@@ -50,17 +50,6 @@ _loads = orjson.loads
 _DecodeError = orjson.JSONDecodeError
 
 
-class _Signature:
-    """``inspect.signature`` for a record class: its fields (``__new__`` takes ``*args``
-    to word its own errors). Built on demand: importing inspect costs more than rpcline."""
-
-    def __get__(self, instance: object, owner: type[_Record]) -> Any:
-        from inspect import Parameter, Signature
-
-        kind = Parameter.POSITIONAL_OR_KEYWORD
-        return Signature([Parameter(name, kind) for name in owner.__match_args__])
-
-
 class _Record:
     """An immutable record: equal only to a record of the same class with equal fields.
 
@@ -70,13 +59,17 @@ class _Record:
 
     __slots__ = ("_values",)
     __match_args__: ClassVar[tuple[str, ...]] = ()
-    __signature__: ClassVar[Any] = _Signature()
     _values: tuple[Any, ...]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         for at, name in enumerate(cls.__match_args__):
             setattr(cls, name, property(_field(at), doc=f"The {name!r} field."))
+        # For inspect.signature: the fields, as the core's class docstrings give them
+        # (constructors take *args, to word their own TypeErrors).
+        kind = Parameter.POSITIONAL_OR_KEYWORD
+        setattr(cls, "__signature__",
+                Signature([Parameter(name, kind) for name in cls.__match_args__]))
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} objects are immutable")

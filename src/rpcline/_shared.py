@@ -65,8 +65,10 @@ def bind(owner: str, names: tuple[str, ...], args: tuple[object, ...],
     return tuple(values)
 
 
-def bind_parser(owner: str, limit: str, default: int, classify: object,
-                args: tuple[object, ...], kwargs: dict[str, object] | None) -> tuple[Any, Any]:  # fmt: skip
+def bind_parser(
+    owner: str, limit: str, default: int, classify: object,
+    args: tuple[object, ...], kwargs: dict[str, object] | None,
+) -> tuple[Any, Any]:  # fmt: skip
     """``(limit, classify)`` from a call of ``owner(limit=default, *, classify=...)``, the
     stream parsers' constructors, in ``bind``'s words (the core's would name __cinit__)."""
     if len(args) > 1:
