@@ -1,13 +1,16 @@
 """An MCP Streamable HTTP gateway: rpcline.http.Guard in front of a byte-forwarding relay.
 
-    python examples/http_gateway.py UPSTREAM_URL [--port 8000]
+    python examples/http_gateway.py UPSTREAM_URL [--port 8000] [--timeout 30]
 
 Every HTTP request to the gateway (any path, any method) goes to ``UPSTREAM_URL`` and the
 answer streams back unchanged, Server-Sent Events included; both protocol eras pass. The
 Guard answers forged and oversized 2026-era POSTs itself, so they never reach upstream.
 Its ``tools=`` comes from upstream's own ``tools/list`` at start-up (a gateway that follows
-``notifications/tools/list_changed`` assigns ``guard.tools`` again). Needs httpx and
-uvicorn (``pip install "rpcline[interop]"``).
+``notifications/tools/list_changed`` assigns ``guard.tools`` again). An upstream that
+refuses the connection is answered 502 Bad Gateway; one that does not answer within
+``--timeout`` seconds (connecting, sending the request, and its status and headers; a
+stream's body may take as long as it likes), 504 Gateway Timeout. Needs httpx and uvicorn:
+``pip install '.[interop]'`` in a clone of rpcline (``rpcline[interop]`` once released).
 """
 
 from __future__ import annotations
@@ -31,9 +34,11 @@ HOP = {b"connection", b"keep-alive", b"transfer-encoding", b"te", b"upgrade", b"
 class Forward:
     """The ASGI app that relays each HTTP request to ``upstream``, bytes in, bytes out."""
 
-    def __init__(self, upstream: str) -> None:
+    def __init__(self, upstream: str, timeout: float = 30) -> None:
         self.upstream = upstream
-        self.client = httpx.AsyncClient(timeout=httpx.Timeout(30, read=None))
+        self.timeout = timeout
+        # No read timeout: a Server-Sent Events stream may stay quiet for minutes.
+        self.client = httpx.AsyncClient(timeout=httpx.Timeout(timeout, read=None))
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -52,7 +57,15 @@ class Forward:
         request = self.client.build_request(
             scope["method"], self.upstream, headers=headers, params=scope["query_string"],
             content=body() if has_body else None)
-        upstream = await self.client.send(request, stream=True)
+        try:
+            with anyio.fail_after(self.timeout):  # until upstream's status and headers
+                upstream = await self.client.send(request, stream=True)
+        except (TimeoutError, httpx.TimeoutException):
+            await _refuse(send, 504, b"Gateway Timeout: upstream did not answer in time")
+            return
+        except httpx.TransportError as error:  # refused, reset, not HTTP: a bad gateway
+            await _refuse(send, 502, f"Bad Gateway: upstream unreachable ({error!r})".encode())
+            return
         try:
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(self._until_disconnect, receive, tasks.cancel_scope)
@@ -75,7 +88,14 @@ class Forward:
         scope.cancel()
 
 
-async def guarded(upstream: str) -> http.Guard:
+async def _refuse(send: Any, status: int, text: bytes) -> None:
+    """A plain-text answer from the gateway itself, as a reverse proxy gives one."""
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8")]})
+    await send({"type": "http.response.body", "body": text})
+
+
+async def guarded(upstream: str, timeout: float = 30) -> http.Guard:
     """``Forward(upstream)`` behind a Guard that knows upstream's tools."""
     async with httpx.AsyncClient() as client:
         # One stateless 2026-07-28 tools/list (no pagination here: a long catalog would
@@ -93,13 +113,13 @@ async def guarded(upstream: str) -> http.Guard:
             answer = next(e.message for e in events if "result" in e.message)
         else:
             answer = listing.json()
-    return http.Guard(Forward(upstream), tools=http.param_headers(answer["result"]),
+    return http.Guard(Forward(upstream, timeout), tools=http.param_headers(answer["result"]),
                       allowed_hosts=["127.0.0.1:*", "localhost:*"],
                       allowed_origins=["http://127.0.0.1:*", "http://localhost:*"])  # fmt: skip
 
 
-async def main(upstream: str, port: int) -> None:
-    config = uvicorn.Config(await guarded(upstream), host="127.0.0.1", port=port)
+async def main(upstream: str, port: int, timeout: float) -> None:
+    config = uvicorn.Config(await guarded(upstream, timeout), host="127.0.0.1", port=port)
     await uvicorn.Server(config).serve()
 
 
@@ -107,5 +127,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("upstream", help="the MCP endpoint, e.g. http://127.0.0.1:9000/mcp")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--timeout", type=float, default=30,
+                        help="seconds upstream has to answer before a 504 (default 30)")
     args = parser.parse_args()
-    anyio.run(main, args.upstream, args.port)
+    anyio.run(main, args.upstream, args.port, args.timeout)

@@ -92,6 +92,52 @@ def test_missing_file_is_status_2_and_one_line(implementation, tmp_path: Path):
     assert "absent.jsonl" in done.stderr.decode()
     assert b"Traceback" not in done.stderr
 
+    assert done.stdout == b""  # no all-zero summary of input never read (issue 31 item 15)
+
+
+def test_a_summary_counts_only_what_was_read(implementation, tmp_path: Path):
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(SESSION)
+    done = rpcline(implementation, "check", str(tmp_path / "absent.jsonl"), str(good))
+    assert done.returncode == 2
+    assert b"1 file not read" in done.stdout and b"total         6" in done.stdout
+
+
+@pytest.mark.parametrize("side", ["client", "server"])
+def test_check_summary_says_whose_lines_and_opens_without_a_blank_line(implementation, side):
+    # Issue 31 item 14: the summary started with an empty line when nothing was refused,
+    # and --from client and --from server printed the same text.
+    clean = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+    done = rpcline(implementation, "check", "--from", side, input=clean)
+    assert done.returncode == 0
+    first = done.stdout.decode().splitlines()[0]
+    assert first == f"lines from a {side} (as a {'server' if side == 'client' else 'client'} "\
+        f"reads them; refusals {'' if side == 'client' else 'not '}answered): <stdin>"
+    report = orjson.loads(rpcline(implementation, "check", "--json", "--from", side,
+                                  input=clean).stdout)
+    assert report["from"] == {side: ["<stdin>"]}
+
+
+@pytest.mark.parametrize("command", ["check", "classify"])
+def test_reading_a_terminal_says_so_on_stderr(implementation, command):
+    # Issue 31 item 13: with no file, on a terminal, the command waited in silence.
+    import pty
+
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "rpcline", command], stdin=terminal,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env=environment(implementation))
+    os.close(terminal)
+    os.write(controller, b"\x04")  # Ctrl-D on an empty line: end of input
+    out, err = process.communicate(timeout=120)
+    os.close(controller)
+    assert process.returncode == 0, err
+    assert err.decode() == (f"rpcline {command}: reading lines from standard input (the "
+                            f"terminal); end with Ctrl-D, or name a file: rpcline {command} "
+                            "FILE\n")
+    piped = rpcline(implementation, command, input=b"")
+    assert piped.stderr == b""  # a pipe or a file is read without a word
+
 
 def test_usage_error_is_status_2(implementation):
     done = rpcline(implementation, "frobnicate")
@@ -344,7 +390,8 @@ def test_check_quiet_prints_only_the_summary(implementation):
     assert done.returncode == 1
     out = done.stdout.decode()
     assert "<stdin>:" not in out and "answer:" not in out
-    assert out.lstrip().startswith("messages") and "refusals by code" in out
+    assert out.startswith("lines from a client") and "\n\nmessages\n" in out
+    assert "refusals by code" in out
     report = orjson.loads(rpcline(implementation, "check", "--quiet", "--json",
                                   input=SESSION).stdout)
     assert report["refused"] == [] and report["truncated"] == 2
@@ -492,6 +539,16 @@ def test_classify_marks_error_responses_with_their_code(implementation):
     assert rows[4] == {"line": 6, "kind": "response", "id": 1}  # a result: no error member
 
 
+def test_classify_does_not_call_a_null_error_an_error(implementation):
+    # docs/rules.md: "error": null is a present member (a response) but no error.
+    lines = (b'{"jsonrpc":"2.0","id":6,"result":null,"error":null}\n'
+             b'{"jsonrpc":"2.0","id":9,"error":null}\n')
+    done = rpcline(implementation, "classify", input=lines)
+    rows = [orjson.loads(line) for line in done.stdout.splitlines()]
+    assert rows == [{"line": 1, "kind": "response", "id": 6},
+                    {"line": 2, "kind": "response", "id": 9}]
+
+
 def test_classify_quiet_leaves_refused_lines_out(implementation):
     done = rpcline(implementation, "classify", "-q", input=SESSION)
     rows = [orjson.loads(line) for line in done.stdout.splitlines()]
@@ -634,7 +691,11 @@ def test_bench_prints_the_spread_and_warns_on_too_little_input(implementation):
         assert row["ns_per_message_min"] <= row["ns_per_message"] <= row["ns_per_message_max"]
     assert any("too little input" in warning for warning in report["warnings"])
     text = rpcline(implementation, "bench", "--rounds", "5", input=garbage).stdout.decode()
-    assert "min-max" in text and "\nwarning: a pass takes" in text
+    assert "min-max" in text and "\nwarning: a pass of " in text
+    assert "messages, " in text and " bytes, wall clock: median " in text  # item 2
+    # Which contender's pass is too short (issue 31 item 16): the fastest one's.
+    fastest = min(report["contenders"], key=lambda row: row["ns_per_message"])["contender"]
+    assert any(w.startswith(f"a pass of {fastest} takes ") for w in report["warnings"])
 
 
 def test_bench_warns_when_the_passes_are_too_far_apart():

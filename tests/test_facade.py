@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
 import sys
 import typing
+from pathlib import Path
 
 import pytest
 
@@ -215,6 +217,25 @@ def test_dir_lists_public_names_only():
         assert helper not in names, helper
     assert all(not name.startswith("_") or name == "__version__" for name in names), names
     assert names == sorted(names)
+
+
+# Every public module (a name without a leading underscore): its API and nothing else.
+PUBLIC_MODULES = ("aio", "cli", "corpus", "http", "proxy", "sse")
+
+
+def test_every_public_module_is_listed():
+    source = Path(rpcline.__file__).parent
+    found = {p.stem for p in source.glob("*.py") if not p.stem.startswith("_")}
+    assert found == set(PUBLIC_MODULES)
+
+
+@pytest.mark.parametrize("name", PUBLIC_MODULES)
+def test_dir_of_a_public_module_lists_its_api_only(name):
+    # dir(rpcline.http) once listed TYPE_CHECKING and annotations; dir(rpcline.proxy)
+    # asyncio, signal, subprocess, sys, Callable and Sequence (issue 31 item 12).
+    module = importlib.import_module(f"rpcline.{name}")
+    assert dir(module) == sorted(module.__all__)
+    assert all(hasattr(module, public) for public in module.__all__)
 
 
 def test_type_checkers_see_every_lazy_submodule():

@@ -95,6 +95,35 @@ def test_parse_error(hmod: ModuleType, impl: ModuleType) -> None:
     assert orjson.loads(v.response)["id"] is None
 
 
+def _sdk_rejection(body: bytes, pairs: list) -> str:
+    """The SDK's own message for a forged header (mcp 2.3, its ladder as its server runs it)."""
+    inbound = pytest.importorskip("mcp.shared.inbound")
+    headers = {name.decode(): value.decode() for name, value in pairs}
+    return inbound.classify_inbound_request(json.loads(body), headers=headers).message
+
+
+@pytest.mark.parametrize(
+    ("body", "pairs"),
+    [
+        (request(name="echo"), headers_for(version="2026-07-29")[:1] + headers_for()[1:]),
+        (request(name="echo"), headers_for(method="tools/list")),
+        (request(name="echo"), headers_for(name="other")),
+        (request(name="echo", _meta={VERSION_KEY: V}), headers_for()),
+        (request(name="echo", _meta=[]), headers_for()),
+    ],
+    ids=["version", "method", "name", "meta-key-missing", "meta-not-object"],
+)
+def test_a_refusal_says_its_detail_in_message_as_the_sdk_does(
+    hmod: ModuleType, body: bytes, pairs: list
+) -> None:
+    # Issue 31 item 10: "message": "Header mismatch" with the detail in data lost the
+    # detail for a client that logs only the message; the SDK puts it in the message.
+    v = hmod.check_request(body, pairs)
+    error = orjson.loads(v.response)["error"]
+    assert error == {"code": v.error.code, "message": v.error.reason}
+    assert error["message"] == _sdk_rejection(body, pairs)
+
+
 def test_notification(hmod: ModuleType) -> None:
     body = b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":null}'
     v = hmod.check_request(body, [(b"mcp-protocol-version", V.encode())])

@@ -265,3 +265,22 @@ def test_read_messages_of_sys_stdin_says_use_its_buffer():
     last = done.stderr.decode().strip().splitlines()[-1]
     assert last.startswith("TypeError: read_messages() reads bytes, but TextIOWrapper"), last
     assert "sys.stdin.buffer" in last
+
+
+@pytest.mark.parametrize("data", [REQUEST, bytearray(REQUEST), memoryview(REQUEST),
+                                  REQUEST.decode()], ids=lambda d: type(d).__name__)
+@pytest.mark.parametrize("name", list(READERS))
+def test_readers_refuse_a_buffer_when_called_and_point_to_parse_lines(name, data):
+    # read_messages(b"...") once returned a generator that failed with AttributeError at
+    # its first read (issue 31 item 9).
+    with pytest.raises(TypeError) as refused:
+        READERS[name](data)  # at the call
+    message = str(refused.value)
+    assert message.startswith(f"{name}() reads a file, not {type(data).__name__}"), message
+    assert "parse_lines()" in message, message
+
+
+@pytest.mark.parametrize("name", list(READERS))
+def test_readers_refuse_what_has_no_read_method_when_called(name):
+    with pytest.raises(TypeError, match=f"^{name}\\(\\) reads a binary file object .* not int$"):
+        READERS[name](5)

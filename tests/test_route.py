@@ -166,6 +166,16 @@ RULES = [
 ]
 
 
+@pytest.mark.parametrize("line", [b'{"jsonrpc":"2.0","id":6,"result":null,"error":null}',
+                                  b'{"jsonrpc":"2.0","id":6,"error":null}'])
+def test_a_null_error_member_is_a_response_without_an_error(impl, router, line):
+    # docs/rules.md: the member is present (step 6), but a null error is no error.
+    response = impl.parse(line)
+    assert type(response) is impl.ClientResponse and response.error is None
+    r = assert_agrees(impl, router, line)
+    assert r.kind == "response" and line[slice(*r.error_span)] == b"null"
+
+
 @pytest.mark.parametrize(("line", "kind", "id", "method", "code"), RULES)
 def test_every_rule(impl, router, line, kind, id, method, code):
     route = assert_agrees(impl, router, line)

@@ -288,3 +288,21 @@ def test_stream_parser_is_subscriptable_as_a_generic(impl, stream):
     assert stream.StreamParser[int].__origin__ is stream.StreamParser
     parser = stream.StreamParser[object](classify=route)
     assert [r.kind for r in parser.feed(b'{"jsonrpc":"2.0","id":1,"result":{}}\n')] == ["response"]
+
+
+@pytest.mark.parametrize(("module", "owner", "limit"), [
+    ("_stream", "StreamParser", "max_line_bytes"),
+    ("_sse", "EventStreamParser", "max_event_bytes"),
+])
+def test_parser_constructors_word_wrong_arguments_alike(impl, module, owner, limit):
+    # The core said "__cinit__() takes at most 1 positional argument" (issue 31 item 8).
+    cls = getattr(importlib.import_module(impl.__name__.replace("_message", module)), owner)
+    for args, kwargs, message in [
+        ((1, 2), {}, f"{owner}() takes at most 1 positional argument (2 given)"),
+        ((), {"foo": 1}, f"{owner}() got an unexpected keyword argument 'foo'"),
+        ((5,), {limit: 1}, f"{owner}() got multiple values for argument {limit!r}"),
+    ]:
+        with pytest.raises(TypeError) as refused:
+            cls(*args, **kwargs)
+        assert str(refused.value) == message
+    assert getattr(cls(**{limit: 7}), limit) == 7

@@ -5,6 +5,7 @@ type-aware equality, hashes where the fields allow, pickling; plus ``id_json`` a
 from __future__ import annotations
 
 import copy
+import json
 import pickle
 from contextlib import suppress
 
@@ -472,3 +473,64 @@ def test_client_response_gives_result_and_error_as_the_peer_sent_them(impl):
     assert impl.parse(b'{"jsonrpc":"2.0","id":3,"error":"broken"}').error == "broken"
     assert impl.parse(b'{"jsonrpc":"2.0","id":4,"result":null}').result is None
     assert impl.ClientResponse(None, {"result": 5}).result == 5
+
+
+# --- construction by hand: the core's refusals, in the same words (issue 31, item 8) -------
+
+HAND_BUILT = [
+    ("Refused", (1, "oops"), {}, "Refused() argument 'error' must be ProtocolError, not str"),
+    ("Refused", (1,), {}, "Refused() missing required argument: 'error'"),
+    ("Request", (1, 2, 3), {}, "Request() argument 'method' must be str, not int"),
+    ("Request", (1, "m", [1]), {}, "Request() argument 'params' must be dict, not list"),
+    ("Request", (1, "m", {}, 4), {}, "Request() takes 3 arguments (4 given)"),
+    ("Request", (), {}, "Request() missing required arguments: 'id', 'method', 'params'"),
+    ("Request", (1, "m"), {"id": 1}, "Request() got multiple values for argument 'id'"),
+    ("Request", (1, "m", {}), {"x": 1}, "Request() got an unexpected keyword argument 'x'"),
+    ("Notification", (1, {}), {}, "Notification() argument 'method' must be str, not int"),
+    ("Notification", ("m", None), {},
+     "Notification() argument 'params' must be dict, not NoneType"),
+    ("ClientResponse", (1, 5), {}, "ClientResponse() argument 'body' must be dict, not int"),
+    ("ParseError", (5,), {}, "ParseError() argument 'reason' must be str, not int"),
+    ("InvalidParams", (), {}, "InvalidParams() missing required argument: 'reason'"),
+]
+
+
+@pytest.mark.parametrize(("kind", "args", "kwargs", "message"), HAND_BUILT)
+def test_constructors_refuse_wrong_arguments_in_the_same_words(impl, kind, args, kwargs, message):
+    # The twin once built Refused(1, "oops") (error_response then raised AttributeError)
+    # and Request(1, 2, 3); the core named Cython's __init__.
+    with pytest.raises(TypeError) as refused:
+        getattr(impl, kind)(*args, **kwargs)
+    assert str(refused.value) == message
+
+
+def test_constructors_take_keywords(impl):
+    built = impl.Request(params={}, method="m", id=1)
+    assert built == impl.Request(1, "m", {})
+    assert impl.Refused(error=impl.ParseError(reason="r"), id=None).error.reason == "r"
+
+
+def test_a_refusal_holds_an_error_of_its_own_implementation(c_module, py_module):
+    with pytest.raises(TypeError, match="must be ProtocolError, not ParseError"):
+        py_module.Refused(1, c_module.ParseError("x"))
+
+
+@pytest.mark.parametrize(
+    "line",
+    ['{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}}', '{"jsonrpc":"2.0","method":"m"}',
+     '{"jsonrpc":"2.0","id":1,"result":{}}', "[]"],
+)
+def test_results_are_records_not_sequences(impl, line):
+    # The core's results are no tuples, so neither are the twin's: json.dumps, len and
+    # indexing treat a result alike in both (orjson.dumps refuses both too).
+    result = impl.parse(line)
+    with pytest.raises(TypeError, match="is not JSON serializable"):
+        json.dumps(result)
+    with pytest.raises(TypeError):
+        len(result)
+    with pytest.raises(TypeError):
+        result[0]
+    with pytest.raises(TypeError):
+        iter(result)
+    with pytest.raises(orjson.JSONEncodeError):
+        orjson.dumps(result)

@@ -7,6 +7,7 @@ Both run in constant memory whatever the input's size: check keeps counters and 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -14,8 +15,8 @@ from typing import Any
 import orjson
 
 import rpcline
+from rpcline._cli_inputs import STDIN, Terminal, sources
 from rpcline._proxy_types import DEFAULT_MAX_LINE_BYTES as PROXY_MAX_LINE_BYTES
-from rpcline._cli_inputs import Terminal, sources
 from rpcline._cli_shared import (
     HelpFormatter,
     Outcome,
@@ -52,8 +53,8 @@ CHECK_STATUS = """\
 CLASSIFY_DESCRIPTION = """\
 Write one compact JSON object per message in FILE, as soon as it is read: "line" (the
 physical line, per file), "kind" (request, notification, response, refused), "id",
-"method"; error responses add "error": true and their "code"; refusals add "code",
-"message" and "reason". With several files, each object names its "file"."""
+"method"; error responses (a non-null "error") add "error": true and their "code";
+refusals add "code", "message" and "reason". With several files, each object names its "file"."""
 
 CLASSIFY_STATUS = """\
 0  every file was read (refused lines are output, not failures: use check for a verdict)
@@ -169,7 +170,8 @@ def describe(number: int, message: rpcline.Incoming) -> dict[str, object]:
             return {"line": number, "kind": "notification", "method": method}
         case rpcline.ClientResponse(id, body):
             row: dict[str, object] = {"line": number, "kind": "response", "id": id}
-            if "error" in body:
+            # A null error is no error (docs/rules.md): the line is a response all the same.
+            if body.get("error") is not None:
                 row["error"] = True
                 row["code"] = _error_code(body["error"])
             return row
@@ -185,9 +187,19 @@ def _error_code(error: object) -> int | None:
     return code if type(code) is int else None
 
 
+def hint_if_waiting_on_a_terminal(command: str, files: list[str]) -> None:
+    """Say on stderr that standard input is read, when it is a terminal: without a file
+    the command would otherwise wait there in silence (as jq and rg say too)."""
+    if STDIN in (files or [STDIN]) and sys.stdin.isatty():
+        sys.stderr.write(f"rpcline {command}: reading lines from standard input (the "
+                         f"terminal); end with Ctrl-D, or name a file: rpcline {command} FILE\n")
+        sys.stderr.flush()
+
+
 def run_classify(args: argparse.Namespace, outcome: Outcome) -> int:
     terminal = Terminal.current
     several = len(args.files) > 1
+    hint_if_waiting_on_a_terminal("classify", args.files)
     for source in sources(args.files, outcome):
         classify = reader(side_of(source.name, args.side))
         for number, message in source.messages(args.max_line_bytes, classify):
@@ -211,6 +223,7 @@ class CheckReport:
         self.refused: list[dict[str, object]] = []
         self.truncated = 0  # refusals seen but not listed
         self.unreadable: list[dict[str, str]] = []  # files skipped, each with its reason
+        self.sides: dict[str, list[str]] = {}  # the files read, by whose lines they hold
 
     def count(self, message: rpcline.Incoming) -> None:
         match message:
@@ -241,7 +254,7 @@ class CheckReport:
                 "refusals_by_code": dict(self.codes),
                 "top_methods": dict(self.methods.most_common(TOP_METHODS)),
                 "refused": self.refused, "truncated": self.truncated,
-                "unreadable": self.unreadable}
+                "unreadable": self.unreadable, "from": self.sides}
 
 
 def refusal_row(name: str, number: int, message: rpcline.Refused,
@@ -258,8 +271,10 @@ def run_check(args: argparse.Namespace, outcome: Outcome) -> int:
     terminal = Terminal.current
     report = CheckReport(0 if args.quiet else args.max_errors)
     text = not (args.json or args.jsonl)
+    hint_if_waiting_on_a_terminal("check", args.files)
     for source in sources(args.files, outcome, sniff_binary=True):
         side = side_of(source.name, args.side)
+        report.sides.setdefault(side, []).append(source.name)
         for number, message in source.messages(args.max_line_bytes, reader(side)):
             report.count(message)
             if not isinstance(message, rpcline.Refused):
@@ -273,7 +288,7 @@ def run_check(args: argparse.Namespace, outcome: Outcome) -> int:
     report.unreadable = outcome.unreadable
     if args.json:
         terminal.line(orjson.dumps(report.document()))
-    elif text:
+    elif text and report.sides:  # no summary of input that was never read
         _print_summary(terminal, report, args.max_errors)
     return outcome.exit_status()
 
@@ -287,7 +302,8 @@ def _print_refusal(terminal: Terminal, row: dict[str, Any]) -> None:
 
 def _print_summary(terminal: Terminal, report: CheckReport, max_errors: int) -> None:
     kinds = [(kind, report.kinds[kind]) for kind in KINDS]
-    lines = [_table("messages", [*kinds, ("total", sum(report.kinds.values()))])]
+    lines = [f"\n{SIDE_TITLES[side]}: {', '.join(names)}" for side, names in report.sides.items()]
+    lines.append(_table("messages", [*kinds, ("total", sum(report.kinds.values()))]))
     if report.codes:
         lines.append(_table("refusals by code", report.codes.most_common()))
     if report.methods:
@@ -298,8 +314,16 @@ def _print_summary(terminal: Terminal, report: CheckReport, max_errors: int) -> 
     if report.unreadable:
         count = len(report.unreadable)
         lines.append(f"\n{count} file{'s' if count > 1 else ''} not read (see stderr)")
-    for line in "\n".join(lines).splitlines():
+    summary = "\n".join(lines)
+    if not report.refused:  # no refusal listed above it: no blank line to set it apart
+        summary = summary.lstrip("\n")
+    for line in summary.splitlines():
         terminal.line(line.encode())
+
+
+# Whose lines a summary counts, as --from (or the file's name) said.
+SIDE_TITLES = {"client": "lines from a client (as a server reads them; refusals answered)",
+         "server": "lines from a server (as a client reads them; refusals not answered)"}
 
 
 def _table(title: str, rows: list[tuple[str, int]]) -> str:

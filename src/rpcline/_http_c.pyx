@@ -771,8 +771,16 @@ cdef Verdict _verdict(int status, object r, object error, object id, object name
                       object version=None):
     response = None
     if error is not None:
-        response = _dumps({"jsonrpc": "2.0", "id": id, "error": error.to_json()})
+        response = _dumps({"jsonrpc": "2.0", "id": id, "error": _error_member(error)})
     return _make(status, r, name, version, error, response)
+
+
+cdef dict _error_member(object error):
+    """The response's ``error`` as the SDK words it: the detail in ``message`` (a client that
+    logs only the message keeps it); "Parse error", and -32022 with its data, as they are."""
+    if type(error) is ParseError or type(error) is UnsupportedProtocolVersion:
+        return error.to_json()
+    return {"code": error.code, "message": (<ProtocolError>error).reason}
 
 
 cdef UnsupportedProtocolVersion _unsupported(str requested, tuple versions):

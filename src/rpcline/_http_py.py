@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from operator import itemgetter
-from typing import Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final, Self
 
 import orjson
 
@@ -39,6 +38,7 @@ from rpcline._message_py import (
     ParseError,
     ProtocolError,
     RequestId,
+    _build,
     _Record,
 )
 from rpcline._route_py import Route, _routed
@@ -98,7 +98,7 @@ UNSUPPORTED: Final = "protocol version {!r} is not supported"
 
 OK, ACCEPTED, BAD_REQUEST = 200, 202, 400
 
-_new = tuple.__new__
+_new = _build  # the twin's results are slotted records, built unchecked here too
 _loads = orjson.loads
 
 
@@ -122,15 +122,18 @@ class UnsupportedProtocolVersion(ProtocolError):
     __match_args__ = ("reason", "supported", "requested")
     code = -32022
     message = "Unsupported protocol version"
+    if TYPE_CHECKING:
+        @property
+        def supported(self) -> tuple[str, ...]: ...
+
+        @property
+        def requested(self) -> str: ...
 
     def __new__(cls, reason: str, supported: Iterable[str], requested: str) -> Self:
         return _new(cls, (reason, tuple(supported), requested))
 
-    supported: tuple[str, ...] = property(itemgetter(1))  # type: ignore[assignment]
-    requested: str = property(itemgetter(2))  # type: ignore[assignment]
-
     def to_json(self) -> dict[str, object]:
-        data = {"supported": list(self[1]), "requested": self[2]}
+        data = {"supported": list(self.supported), "requested": self.requested}
         return {"code": self.code, "message": self.message, "data": data}
 
 
@@ -150,19 +153,30 @@ class Verdict(_Record):
         "error",
         "response",
     )
+    if TYPE_CHECKING:
+        @property
+        def status(self) -> int: ...
+
+        @property
+        def route(self) -> Route: ...
+
+        @property
+        def name(self) -> str | None: ...
+
+        @property
+        def protocol_version(self) -> str | None: ...
+
+        @property
+        def error(self) -> ProtocolError | None: ...
+
+        @property
+        def response(self) -> bytes | None: ...
 
     def __new__(
         cls, status: int, route: Route, name: str | None, protocol_version: str | None,
         error: ProtocolError | None, response: bytes | None,
     ) -> Self:  # fmt: skip
         return _new(cls, (status, route, name, protocol_version, error, response))
-
-    status: int = property(itemgetter(0))  # type: ignore[assignment]
-    route: Route = property(itemgetter(1))  # type: ignore[assignment]
-    name: str | None = property(itemgetter(2))  # type: ignore[assignment]
-    protocol_version: str | None = property(itemgetter(3))  # type: ignore[assignment]
-    error: ProtocolError | None = property(itemgetter(4))  # type: ignore[assignment]
-    response: bytes | None = property(itemgetter(5))  # type: ignore[assignment]
 
 
 # --- headers ------------------------------------------------------------------------------
@@ -327,8 +341,16 @@ def _verdict(
 ) -> Verdict:  # fmt: skip
     response = None
     if error is not None:
-        response = orjson.dumps({"jsonrpc": "2.0", "id": id, "error": error.to_json()})
+        response = orjson.dumps({"jsonrpc": "2.0", "id": id, "error": _error_member(error)})
     return _new(Verdict, (status, r, name, version, error, response))
+
+
+def _error_member(error: ProtocolError) -> dict[str, object]:
+    """The response's ``error`` as the SDK words it: the detail in ``message`` (a client that
+    logs only the message keeps it); "Parse error", and -32022 with its data, as they are."""
+    if type(error) is ParseError or type(error) is UnsupportedProtocolVersion:
+        return error.to_json()
+    return {"code": error.code, "message": error.reason}
 
 
 def _unsupported(

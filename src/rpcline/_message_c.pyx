@@ -28,6 +28,8 @@ from rpcline._shared import (
     NOT_UTF8,
     STRAY_REASONS,
     UNEXPECTED_CHARACTER,
+    bind,
+    wrong_type,
 )
 
 cdef extern from "Python.h":
@@ -77,9 +79,14 @@ A JSON-RPC protocol error: a value to answer with, not an exception."""
 
     __match_args__ = ("reason",)
 
-    def __init__(self, str reason):
+    # *args: the twin's TypeErrors for wrong arguments (_shared.bind), not Cython's.
+    def __init__(self, *args, **kwargs):
         if type(self) is ProtocolError:
             raise TypeError("ProtocolError is abstract; use one of its subclasses")
+        owner = type(self).__name__
+        reason, = bind(owner, ProtocolError.__match_args__, args, kwargs)
+        if not isinstance(reason, str):
+            raise wrong_type(owner, "reason", "str", reason)
         if self.reason is None:  # immutable: a second __init__ is ignored, as for the twin's
             self.reason = reason
 
@@ -105,18 +112,30 @@ A JSON-RPC protocol error: a value to answer with, not an exception."""
 # No freelists for the errors: Cython cannot give one to a subtype, and refusals are rare.
 @cython.final
 cdef class ParseError(ProtocolError):
+    """ParseError(reason)
+--
+
+The line is not JSON (-32700)."""
     code = -32700
     message = "Parse error"
 
 
 @cython.final
 cdef class InvalidRequest(ProtocolError):
+    """InvalidRequest(reason)
+--
+
+The line is JSON but no valid JSON-RPC message (-32600)."""
     code = -32600
     message = "Invalid Request"
 
 
 @cython.final
 cdef class InvalidParams(ProtocolError):
+    """InvalidParams(reason)
+--
+
+A request whose params is not an object (-32602)."""
     code = -32602
     message = "Invalid params"
 
@@ -131,8 +150,13 @@ A call to answer: ``id`` is the exact decoded ``int`` or ``str``."""
 
     __match_args__ = ("id", "method", "params")
 
-    def __init__(self, id, str method, dict params):
+    def __init__(self, *args, **kwargs):
+        id, method, params = bind("Request", Request.__match_args__, args, kwargs)
         id_json(id)  # refuses what is no id (parse builds results without __init__)
+        if not isinstance(method, str):
+            raise wrong_type("Request", "method", "str", method)
+        if not isinstance(params, dict):
+            raise wrong_type("Request", "params", "dict", params)
         if self.method is None:  # immutable: a second __init__ is ignored, as for the twin's
             self.id, self.method, self.params = id, method, params
 
@@ -163,7 +187,12 @@ A message never answered; ``params`` is ``{}`` when absent or not an object."""
 
     __match_args__ = ("method", "params")
 
-    def __init__(self, str method, dict params):
+    def __init__(self, *args, **kwargs):
+        method, params = bind("Notification", Notification.__match_args__, args, kwargs)
+        if not isinstance(method, str):
+            raise wrong_type("Notification", "method", "str", method)
+        if not isinstance(params, dict):
+            raise wrong_type("Notification", "params", "dict", params)
         if self.method is None:  # immutable: a second __init__ is ignored, as for the twin's
             self.method, self.params = method, params
 
@@ -193,9 +222,12 @@ A response (it has ``result`` or ``error``); ``id`` is ``None`` when absent."""
 
     __match_args__ = ("id", "body")
 
-    def __init__(self, id, dict body):
+    def __init__(self, *args, **kwargs):
+        id, body = bind("ClientResponse", ClientResponse.__match_args__, args, kwargs)
         if id is not None:
             id_json(id)
+        if not isinstance(body, dict):
+            raise wrong_type("ClientResponse", "body", "dict", body)
         if self.body is None:  # immutable: a second __init__ is ignored, as for the twin's
             self.id, self.body = id, body
 
@@ -236,9 +268,12 @@ A line that breaks the protocol, with the error to answer and the id to answer i
 
     __match_args__ = ("id", "error")
 
-    def __init__(self, id, ProtocolError error not None):
+    def __init__(self, *args, **kwargs):
+        id, error = bind("Refused", Refused.__match_args__, args, kwargs)
         if id is not None:
             id_json(id)
+        if not isinstance(error, ProtocolError):
+            raise wrong_type("Refused", "error", "ProtocolError", error)
         if self.error is None:  # immutable: a second __init__ is ignored, as for the twin's
             self.id, self.error = id, error
 

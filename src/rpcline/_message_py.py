@@ -1,14 +1,16 @@
 """The pure-Python twin of ``_message_c.pyx``: the card's nine rules, same names, same order.
 
 It is the typing source for the facade and the fallback where the extension is absent.
-Result objects are tuple subclasses: ``tuple.__new__`` is the cheapest immutable object
-CPython can build from Python code, and this module is judged on speed too.
+Results are records, not tuples: the core's are not sequences either, so ``json.dumps``,
+``len`` and indexing treat a result alike in both. ``parse`` fills a record's one slot
+directly (``_build``), as the core skips ``__init__``; a constructor called by hand
+checks its arguments, in the core's words (``_shared.bind``).
 """
 
 from __future__ import annotations
 
-from operator import itemgetter
-from typing import Any, ClassVar, Final, TypeAlias
+from inspect import Parameter, Signature  # orjson loads inspect anyway
+from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeAlias
 
 import orjson
 
@@ -22,6 +24,8 @@ from rpcline._shared import (
     NOT_AN_OBJECT,
     NOT_UTF8,
     RequestId,
+    bind,
+    wrong_type,
 )
 
 __all__ = (
@@ -41,38 +45,67 @@ __all__ = (
 )
 
 
-_new = tuple.__new__
+_object_new = object.__new__
 _loads = orjson.loads
 _DecodeError = orjson.JSONDecodeError
 
 
-class _Record(tuple):  # type: ignore[type-arg]
-    """An immutable record: equal only to a record of the same class with equal fields."""
+class _Record:
+    """An immutable record: equal only to a record of the same class with equal fields.
 
-    __slots__ = ()
+    Its fields live in one tuple slot, set once by ``_build``: one slot to fill costs
+    ``parse`` a fraction of what a slot per field would, and the fields are properties.
+    """
+
+    __slots__ = ("_values",)
+    __match_args__: ClassVar[tuple[str, ...]] = ()
+    _values: tuple[Any, ...]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for at, name in enumerate(cls.__match_args__):
+            setattr(cls, name, property(_field(at), doc=f"The {name!r} field."))
+        # For inspect.signature: the fields, as the core's class docstrings give them
+        # (constructors take *args, to word their own TypeErrors).
+        kind = Parameter.POSITIONAL_OR_KEYWORD
+        setattr(cls, "__signature__",
+                Signature([Parameter(name, kind) for name in cls.__match_args__]))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} objects are immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} objects are immutable")
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
-            # False, not NotImplemented, for tuples: else tuple.__eq__ would be tried next
-            # and a record would equal the plain tuple of its fields.
-            return False if isinstance(other, tuple) else NotImplemented
-        return tuple(map(_typed, self)) == tuple(map(_typed, other))  # type: ignore[arg-type]
-
-    def __ne__(self, other: object) -> bool:
-        equal = self.__eq__(other)
-        return equal if equal is NotImplemented else not equal
+            return NotImplemented
+        return tuple(map(_typed, self._values)) == tuple(map(_typed, other._values))
 
     def __hash__(self) -> int:
-        return hash((type(self), tuple.__hash__(self)))
+        return hash((type(self), self._values))
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{n}={v!r}" for n, v in zip(self.__match_args__, self))
+        fields = ", ".join(f"{n}={v!r}" for n, v in zip(self.__match_args__, self._values))
         return f"{type(self).__name__}({fields})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), tuple(self))
+        return (type(self), self._values)
 
-    __match_args__: ClassVar[tuple[str, ...]] = ()
+
+def _field(at: int) -> Any:
+    return lambda record: record._values[at]
+
+
+_set_values = vars(_Record)["_values"].__set__  # the slot's own setter: no __setattr__
+
+
+def _build(cls: Any, fields: tuple[Any, ...]) -> Any:
+    """A record of ``cls`` holding ``fields``, unchecked: what parse and the other twins
+    build results with (the core's counterpart skips ``__init__``)."""
+    record = _object_new(cls)
+    _set_values(record, fields)
+    return record
 
 
 def _typed(value: object) -> object:
@@ -87,32 +120,45 @@ class ProtocolError(_Record):
     __match_args__ = ("reason",)
     code: ClassVar[int]
     message: ClassVar[str]
+    if TYPE_CHECKING:
+        @property
+        def reason(self) -> str: ...
 
-    def __new__(cls, reason: str) -> ProtocolError:
-        if cls is ProtocolError:
-            raise TypeError("ProtocolError is abstract; use one of its subclasses")
-        return _new(cls, (reason,))
+        def __new__(cls, reason: str) -> ProtocolError: ...
+    else:
 
-    reason: str = property(itemgetter(0))  # type: ignore[assignment]
+        def __new__(cls, *args, **kwargs):
+            if cls is ProtocolError:
+                raise TypeError("ProtocolError is abstract; use one of its subclasses")
+            (reason,) = bind(cls.__name__, ProtocolError.__match_args__, args, kwargs)
+            if not isinstance(reason, str):
+                raise wrong_type(cls.__name__, "reason", "str", reason)
+            return _build(cls, (reason,))
 
     def to_json(self) -> dict[str, object]:
         """The JSON-RPC ``error`` member: ``{"code": …, "message": …, "data": reason}``."""
-        return {"code": self.code, "message": self.message, "data": self[0]}
+        return {"code": self.code, "message": self.message, "data": self.reason}
 
 
 class ParseError(ProtocolError):
+    """The line is not JSON (-32700)."""
+
     __slots__ = ()
     code = -32700
     message = "Parse error"
 
 
 class InvalidRequest(ProtocolError):
+    """The line is JSON but no valid JSON-RPC message (-32600)."""
+
     __slots__ = ()
     code = -32600
     message = "Invalid Request"
 
 
 class InvalidParams(ProtocolError):
+    """A request whose params is not an object (-32602)."""
+
     __slots__ = ()
     code = -32602
     message = "Invalid params"
@@ -123,14 +169,27 @@ class Request(_Record):
 
     __slots__ = ()
     __match_args__ = ("id", "method", "params")
+    if TYPE_CHECKING:
+        @property
+        def id(self) -> RequestId: ...
 
-    def __new__(cls, id: RequestId, method: str, params: dict[str, Any]) -> Request:
-        id_json(id)  # refuses what is no id (parse builds results with tuple.__new__)
-        return _new(cls, (id, method, params))
+        @property
+        def method(self) -> str: ...
 
-    id: RequestId = property(itemgetter(0))  # type: ignore[assignment]
-    method: str = property(itemgetter(1))  # type: ignore[assignment]
-    params: dict[str, Any] = property(itemgetter(2))  # type: ignore[assignment]
+        @property
+        def params(self) -> dict[str, Any]: ...
+
+        def __new__(cls, id: RequestId, method: str, params: dict[str, Any]) -> Request: ...
+    else:
+
+        def __new__(cls, *args, **kwargs):
+            id, method, params = bind("Request", Request.__match_args__, args, kwargs)
+            id_json(id)  # refuses what is no id
+            if not isinstance(method, str):
+                raise wrong_type("Request", "method", "str", method)
+            if not isinstance(params, dict):
+                raise wrong_type("Request", "params", "dict", params)
+            return _build(cls, (id, method, params))
 
 
 class Notification(_Record):
@@ -138,12 +197,23 @@ class Notification(_Record):
 
     __slots__ = ()
     __match_args__ = ("method", "params")
+    if TYPE_CHECKING:
+        @property
+        def method(self) -> str: ...
 
-    def __new__(cls, method: str, params: dict[str, Any]) -> Notification:
-        return _new(cls, (method, params))
+        @property
+        def params(self) -> dict[str, Any]: ...
 
-    method: str = property(itemgetter(0))  # type: ignore[assignment]
-    params: dict[str, Any] = property(itemgetter(1))  # type: ignore[assignment]
+        def __new__(cls, method: str, params: dict[str, Any]) -> Notification: ...
+    else:
+
+        def __new__(cls, *args, **kwargs):
+            method, params = bind("Notification", Notification.__match_args__, args, kwargs)
+            if not isinstance(method, str):
+                raise wrong_type("Notification", "method", "str", method)
+            if not isinstance(params, dict):
+                raise wrong_type("Notification", "params", "dict", params)
+            return _build(cls, (method, params))
 
 
 class ClientResponse(_Record):
@@ -151,25 +221,34 @@ class ClientResponse(_Record):
 
     __slots__ = ()
     __match_args__ = ("id", "body")
+    if TYPE_CHECKING:
+        @property
+        def id(self) -> RequestId | None: ...
 
-    def __new__(cls, id: RequestId | None, body: dict[str, Any]) -> ClientResponse:
-        if id is not None:
-            id_json(id)
-        return _new(cls, (id, body))
+        @property
+        def body(self) -> dict[str, Any]: ...
 
-    id: RequestId | None = property(itemgetter(0))  # type: ignore[assignment]
-    body: dict[str, Any] = property(itemgetter(1))  # type: ignore[assignment]
+        def __new__(cls, id: RequestId | None, body: dict[str, Any]) -> ClientResponse: ...
+    else:
+
+        def __new__(cls, *args, **kwargs):
+            id, body = bind("ClientResponse", ClientResponse.__match_args__, args, kwargs)
+            if id is not None:
+                id_json(id)
+            if not isinstance(body, dict):
+                raise wrong_type("ClientResponse", "body", "dict", body)
+            return _build(cls, (id, body))
 
     @property
     def result(self) -> Any:
         """The ``result`` member as decoded, or ``None`` when there is none."""
-        return self[1].get("result")
+        return self.body.get("result")
 
     @property
     def error(self) -> Any:
         """The ``error`` member as decoded (the peer's, any JSON value: not a
         ``ProtocolError``), or ``None`` when there is none."""
-        return self[1].get("error")
+        return self.body.get("error")
 
 
 class Refused(_Record):
@@ -177,14 +256,23 @@ class Refused(_Record):
 
     __slots__ = ()
     __match_args__ = ("id", "error")
+    if TYPE_CHECKING:
+        @property
+        def id(self) -> RequestId | None: ...
 
-    def __new__(cls, id: RequestId | None, error: ProtocolError) -> Refused:
-        if id is not None:
-            id_json(id)
-        return _new(cls, (id, error))
+        @property
+        def error(self) -> ProtocolError: ...
 
-    id: RequestId | None = property(itemgetter(0))  # type: ignore[assignment]
-    error: ProtocolError = property(itemgetter(1))  # type: ignore[assignment]
+        def __new__(cls, id: RequestId | None, error: ProtocolError) -> Refused: ...
+    else:
+
+        def __new__(cls, *args, **kwargs):
+            id, error = bind("Refused", Refused.__match_args__, args, kwargs)
+            if id is not None:
+                id_json(id)
+            if not isinstance(error, ProtocolError):
+                raise wrong_type("Refused", "error", "ProtocolError", error)
+            return _build(cls, (id, error))
 
 
 Incoming: TypeAlias = Request | Notification | ClientResponse | Refused
@@ -201,7 +289,7 @@ def parse(line: str | bytes | bytearray | memoryview) -> Incoming:
     try:
         message = _loads(line)
     except _DecodeError as error:
-        return _new(Refused, (None, _new(ParseError, (_decode_reason(line, error),))))
+        return _build(Refused, (None, _build(ParseError, (_decode_reason(line, error),))))
     return _classify(message)
 
 
@@ -219,35 +307,41 @@ def _classify(message: object) -> Incoming:
     if type(message) is not dict:
         # Step 2: a JSON array is a batch, which MCP does not have.
         if type(message) is list:
-            return _new(Refused, (None, _new(InvalidRequest, (BATCHING,))))
+            return _build(Refused, (None, _build(InvalidRequest, (BATCHING,))))
         # Step 3: any other non-object.
-        return _new(Refused, (None, _new(InvalidRequest, (NOT_AN_OBJECT,))))
+        return _build(Refused, (None, _build(InvalidRequest, (NOT_AN_OBJECT,))))
     # Step 4: an id, when present, is an exact int or str (bool, float and null are not).
     id = message.get("id", _ABSENT)
     if id is _ABSENT:
         id = None
     elif type(id) is not int and type(id) is not str:
-        return _new(Refused, (None, _new(InvalidRequest, (BAD_ID,))))
+        return _build(Refused, (None, _build(InvalidRequest, (BAD_ID,))))
     # Step 5: jsonrpc is exactly the string "2.0".
     if message.get("jsonrpc") != "2.0":  # the decoder makes no str subclasses
-        return _new(Refused, (id, _new(InvalidRequest, (BAD_JSONRPC,))))
+        return _build(Refused, (id, _build(InvalidRequest, (BAD_JSONRPC,))))
     # Step 6: no method member, but a result or an error: a response.
     method = message.get("method", _ABSENT)
     if method is _ABSENT and ("result" in message or "error" in message):
-        return _new(ClientResponse, (id, message))
+        response = _object_new(ClientResponse)  # _build's work, without its frame
+        _set_values(response, (id, message))
+        return response
     # Step 7: method is a string.
     if type(method) is not str:
-        return _new(Refused, (id, _new(InvalidRequest, (BAD_METHOD,))))
+        return _build(Refused, (id, _build(InvalidRequest, (BAD_METHOD,))))
     # Step 8: params, when present, is an object; a notification is never answered.
     params = message.get("params", _ABSENT)
     if type(params) is not dict:
         if params is not _ABSENT and id is not None:
-            return _new(Refused, (id, _new(InvalidParams, (BAD_PARAMS,))))
+            return _build(Refused, (id, _build(InvalidParams, (BAD_PARAMS,))))
         params = {}
     # Step 9: with an id a request, without one a notification.
     if id is None:
-        return _new(Notification, (method, params))
-    return _new(Request, (id, method, params))
+        notification = _object_new(Notification)
+        _set_values(notification, (method, params))
+        return notification
+    request = _object_new(Request)
+    _set_values(request, (id, method, params))
+    return request
 
 
 def _decodable(line: object) -> str | bytes | bytearray | memoryview:
@@ -276,11 +370,11 @@ def error_response(refused: Refused) -> bytes:
     """The compact JSON-RPC error response for a refusal; ``"id": null`` when it has none."""
     if type(refused) is not Refused:
         raise TypeError(f"error_response() takes a Refused, not {type(refused).__name__}")
-    id = refused[0]
+    id = refused.id
     return orjson.dumps(
         {
             "jsonrpc": "2.0",
             "id": None if id is None else id_json(id),
-            "error": refused[1].to_json(),
+            "error": refused.error.to_json(),
         }
     )

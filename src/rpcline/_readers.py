@@ -113,9 +113,17 @@ def _non_blocking(file: object) -> bool:
 
 
 def check_arguments(function: str, file: object, chunk_bytes: object, then: str = "") -> None:
-    """Refuse what would fail obscurely later (a text stream) or yield nothing (size 0)."""
+    """Refuse what would fail obscurely later (a text stream, a buffer, no file at all) or
+    yield nothing (size 0)."""
     if isinstance(file, io.TextIOBase):
         raise TypeError(text_stream(function, file, then))
+    if isinstance(file, str | bytes | bytearray | memoryview):
+        # parse_lines points here for a file; this is the way back.
+        raise TypeError(f"{function}() reads a file, not {type(file).__name__}: pass the "
+                        "data to parse_lines(), or wrap it in io.BytesIO")
+    if not callable(getattr(file, "read", None)):
+        raise TypeError(f"{function}() reads a binary file object (with a read method), "
+                        f"not {type(file).__name__}")
     if type(chunk_bytes) is not int:
         raise TypeError(
             f"{function}() chunk_bytes must be an int, not {type(chunk_bytes).__name__}"

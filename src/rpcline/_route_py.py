@@ -25,6 +25,7 @@ from rpcline._message_py import (
     InvalidRequest,
     ParseError,
     ProtocolError,
+    _build,
 )
 from rpcline._scan_py import (
     V_ARRAY,
@@ -192,11 +193,11 @@ def _refused(line: bytes | str, s: _Scan, error: ProtocolError, id: RequestId | 
 
 
 def _invalid_request(line: bytes | str, s: _Scan, id: RequestId | None, reason: str) -> Route:
-    return _refused(line, s, _new(InvalidRequest, (reason,)), id)
+    return _refused(line, s, _build(InvalidRequest, (reason,)), id)
 
 
 def _parse_error(line: bytes | str, reason: str) -> Route:
-    return _refused(line, _Scan(b""), _new(ParseError, (reason,)), None)
+    return _refused(line, _Scan(b""), _build(ParseError, (reason,)), None)
 
 
 def route(line: str | bytes | bytearray | memoryview) -> Route:
@@ -252,7 +253,7 @@ def _classify(line: bytes | str, s: _Scan) -> Route:
         return _invalid_request(line, s, id, BAD_METHOD)
     # Step 8: params, when present, is an object; a notification is never answered.
     if s.params is not None and s.params_value != V_OBJECT and id is not None:
-        return _refused(line, s, _new(InvalidParams, (BAD_PARAMS,)), id)
+        return _refused(line, s, _build(InvalidParams, (BAD_PARAMS,)), id)
     # Step 9: with an id a request, without one a notification.
     method = _text(s, s.method, s.method_flags)
     if id is None:

@@ -13,7 +13,7 @@ import orjson
 
 TYPE_CHECKING = False  # typing's own costs an import of typing; mypy reads this name too
 if TYPE_CHECKING:
-    from typing import Final, TypeAlias
+    from typing import Any, Final, TypeAlias
 
 RequestId: TypeAlias = int | str
 
@@ -34,6 +34,62 @@ UNEXPECTED_CHARACTER: Final = (
 # How the decoder's message for text that is not UTF-8 begins (see _decode_reason).
 NOT_UTF8: Final = "str is not valid UTF-8"
 STRAY_REASONS: Final = tuple(UNEXPECTED_CHARACTER.format(column=i + 1, char=i) for i in range(64))
+
+# --- building results by hand ------------------------------------------------------------
+# Both implementations bind a constructor's arguments here and word a wrong type alike, so
+# a hand-built result is refused with the same TypeError by the core and the twin (and
+# the core's message names the class, not Cython's __init__). parse never comes here.
+_MISSING: Final = object()
+
+
+def bind(owner: str, names: tuple[str, ...], args: tuple[object, ...],
+         kwargs: dict[str, object] | None) -> tuple[object, ...]:  # fmt: skip
+    """The values of ``names`` (each required, by position or keyword) in a call to ``owner``."""
+    if len(args) > len(names):
+        raise TypeError(f"{owner}() takes {len(names)} argument{'s' * (len(names) != 1)} "
+                        f"({len(args)} given)")
+    if not kwargs and len(args) == len(names):
+        return args
+    values = [*args, *[_MISSING] * (len(names) - len(args))]
+    for key, value in (kwargs or {}).items():
+        if key not in names:
+            raise TypeError(f"{owner}() got an unexpected keyword argument {key!r}")
+        at = names.index(key)
+        if at < len(args):
+            raise TypeError(f"{owner}() got multiple values for argument {key!r}")
+        values[at] = value
+    missing = [repr(name) for name, value in zip(names, values) if value is _MISSING]
+    if missing:
+        raise TypeError(f"{owner}() missing required argument{'s' * (len(missing) > 1)}: "
+                        f"{', '.join(missing)}")
+    return tuple(values)
+
+
+def bind_parser(
+    owner: str, limit: str, default: int, classify: object,
+    args: tuple[object, ...], kwargs: dict[str, object] | None,
+) -> tuple[Any, Any]:  # fmt: skip
+    """``(limit, classify)`` from a call of ``owner(limit=default, *, classify=...)``, the
+    stream parsers' constructors, in ``bind``'s words (the core's would name __cinit__)."""
+    if len(args) > 1:
+        raise TypeError(f"{owner}() takes at most 1 positional argument ({len(args)} given)")
+    value = args[0] if args else default
+    for key, given in (kwargs or {}).items():
+        if key == limit and not args:
+            value = given
+        elif key == limit:
+            raise TypeError(f"{owner}() got multiple values for argument {key!r}")
+        elif key == "classify":
+            classify = given
+        else:
+            raise TypeError(f"{owner}() got an unexpected keyword argument {key!r}")
+    return value, classify
+
+
+def wrong_type(owner: str, name: str, expected: str, value: object) -> TypeError:
+    """The TypeError for a constructor argument of the wrong type."""
+    return TypeError(f"{owner}() argument {name!r} must be {expected}, not {type(value).__name__}")
+
 
 # --- the scanner's limits and its parse errors ---------------------------------------------
 # orjson's nesting limit: 1024 levels of arrays and objects, a 1025th is refused.

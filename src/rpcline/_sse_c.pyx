@@ -27,7 +27,7 @@ from rpcline._scan_c cimport _prefix_id
 from rpcline._route_c import Route, route
 
 from rpcline._sse_py import DATA_PREFIX, DEFAULT_MAX_EVENT_BYTES, EVENT_TOO_LONG, encode
-from rpcline._shared import REENTERED
+from rpcline._shared import REENTERED, bind_parser
 
 cdef extern from "Python.h":
     void PyObject_GC_UnTrack(void* op)
@@ -178,7 +178,10 @@ cdef class EventStreamParser:
     # type checkers, the class the same.
     __class_getitem__ = classmethod(GenericAlias)
 
-    def __cinit__(self, max_event_bytes=DEFAULT_MAX_EVENT_BYTES, *, classify=parse):
+    # *args: the twin's TypeErrors for wrong arguments (_shared.bind_parser), not Cython's.
+    def __cinit__(self, *args, **kwargs):
+        max_event_bytes, classify = bind_parser("EventStreamParser", "max_event_bytes",
+                                                DEFAULT_MAX_EVENT_BYTES, parse, args, kwargs)
         if type(max_event_bytes) is not int:
             raise TypeError(f"max_event_bytes must be an int, not {type(max_event_bytes).__name__}")
         if max_event_bytes <= 0:

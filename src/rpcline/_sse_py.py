@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from inspect import Parameter, Signature  # orjson loads inspect anyway
 from operator import itemgetter
 from threading import Lock
 from typing import Any, Final, Generic, Self, TypeVar, overload
 
 from rpcline import _route_py
 from rpcline._message_py import Incoming, ParseError, Refused, parse
-from rpcline._shared import REENTERED
+from rpcline._shared import REENTERED, bind_parser
 
 __all__ = ("DEFAULT_MAX_EVENT_BYTES", "Event", "EventStreamParser", "encode")
 
@@ -102,6 +103,13 @@ class EventStreamParser(Generic[T]):
                  "_data_prefix", "_discarding", "_event", "_id", "_in_line", "_limit", "_line",
                  "_retry", "_span")  # fmt: skip
 
+    # For inspect.signature, as the core's: __init__ takes *args to word its own errors.
+    __signature__ = Signature([
+        Parameter("max_event_bytes", Parameter.POSITIONAL_OR_KEYWORD,
+                  default=DEFAULT_MAX_EVENT_BYTES),
+        Parameter("classify", Parameter.KEYWORD_ONLY, default=parse),
+    ])
+
     # The type follows classify, as StreamParser's does.
     @overload
     def __init__(self: EventStreamParser[Incoming], max_event_bytes: int = ...) -> None: ...
@@ -115,12 +123,10 @@ class EventStreamParser(Generic[T]):
         self: EventStreamParser[R | Refused], max_event_bytes: int = ...,
         *, classify: Callable[[bytes], R],
     ) -> None: ...
-    def __init__(
-        self,
-        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
-        *,
-        classify: Callable[[bytes], Any] = parse,
-    ) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # *args: the core's TypeErrors for wrong arguments (_shared.bind_parser), not Python's.
+        max_event_bytes, classify = bind_parser("EventStreamParser", "max_event_bytes",
+                                                DEFAULT_MAX_EVENT_BYTES, parse, args, kwargs)
         if type(max_event_bytes) is not int:
             raise TypeError(f"max_event_bytes must be an int, not {type(max_event_bytes).__name__}")
         if max_event_bytes <= 0:

@@ -18,7 +18,13 @@ from rpcline._route_c cimport _prefix_refusal
 from rpcline._scan_c cimport _prefix_id
 from rpcline._route_c import route
 
-from rpcline._shared import DEFAULT_MAX_LINE_BYTES, LINE_TOO_LONG, REENTERED, not_lines
+from rpcline._shared import (
+    DEFAULT_MAX_LINE_BYTES,
+    LINE_TOO_LONG,
+    REENTERED,
+    bind_parser,
+    not_lines,
+)
 
 from inspect import Parameter, Signature  # orjson loads inspect anyway
 from types import GenericAlias
@@ -39,7 +45,7 @@ def parse_lines(data):
         return [parse(line) for line in lines if line.strip(" \t\r")]
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(not_lines(data))
-    cdef StreamParser parser = StreamParser.__new__(StreamParser, _UNLIMITED, classify=parse)
+    cdef StreamParser parser = StreamParser.__new__(StreamParser, _UNLIMITED)
     return parser.feed(data) + parser.close()
 
 
@@ -85,7 +91,13 @@ cdef class StreamParser:
     # type checkers, the class the same.
     __class_getitem__ = classmethod(GenericAlias)
 
-    def __cinit__(self, max_line_bytes=DEFAULT_MAX_LINE_BYTES, *, classify=parse):
+    # *args: the twin's TypeErrors for wrong arguments (_shared.bind_parser), not Cython's.
+    def __cinit__(self, *args, **kwargs):
+        if len(args) == 1 and not kwargs:  # parse_lines's call: no Python binder
+            max_line_bytes, classify = args[0], parse
+        else:
+            max_line_bytes, classify = bind_parser("StreamParser", "max_line_bytes",
+                                                   DEFAULT_MAX_LINE_BYTES, parse, args, kwargs)
         if type(max_line_bytes) is not int:
             raise TypeError(f"max_line_bytes must be an int, not {type(max_line_bytes).__name__}")
         if max_line_bytes <= 0:

@@ -8,12 +8,19 @@ as ``parse`` gives it. A UTF-8 BOM is skipped at the very start of a stream or b
 from __future__ import annotations
 
 from collections.abc import Callable
+from inspect import Parameter, Signature  # orjson loads inspect anyway
 from threading import Lock
 from typing import Any, Final, Generic, TypeVar, overload
 
 from rpcline import _route_py
 from rpcline._message_py import Incoming, ParseError, Refused, parse
-from rpcline._shared import DEFAULT_MAX_LINE_BYTES, LINE_TOO_LONG, REENTERED, not_lines
+from rpcline._shared import (
+    DEFAULT_MAX_LINE_BYTES,
+    LINE_TOO_LONG,
+    REENTERED,
+    bind_parser,
+    not_lines,
+)
 
 __all__ = ("DEFAULT_MAX_LINE_BYTES", "StreamParser", "parse_lines")
 
@@ -32,7 +39,7 @@ def parse_lines(data: bytes | bytearray | memoryview | str) -> list[Incoming]:
         return [parse(line) for line in lines if line.strip(" \t\r")]
     if not isinstance(data, bytes | bytearray | memoryview):
         raise TypeError(not_lines(data))
-    parser = StreamParser(max_line_bytes=_UNLIMITED)
+    parser = StreamParser(_UNLIMITED)
     return parser.feed(data) + parser.close()
 
 
@@ -55,6 +62,13 @@ class StreamParser(Generic[T]):
     __slots__ = ("_at_start", "_busy", "_classify", "_closed", "_discarding", "_limit",
                  "_pending")  # fmt: skip
 
+    # For inspect.signature, as the core's: __init__ takes *args to word its own errors.
+    __signature__ = Signature([
+        Parameter("max_line_bytes", Parameter.POSITIONAL_OR_KEYWORD,
+                  default=DEFAULT_MAX_LINE_BYTES),
+        Parameter("classify", Parameter.KEYWORD_ONLY, default=parse),
+    ])
+
     # The type follows classify: parse (the default) gives Incoming, route gives Route,
     # and any other callable its own results or the Refused of an over-long line.
     @overload
@@ -69,12 +83,13 @@ class StreamParser(Generic[T]):
         self: StreamParser[R | Refused], max_line_bytes: int = ...,
         *, classify: Callable[[bytes], R],
     ) -> None: ...
-    def __init__(
-        self,
-        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-        *,
-        classify: Callable[[bytes], Any] = parse,
-    ) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # *args: the core's TypeErrors for wrong arguments (_shared.bind_parser), not Python's.
+        if len(args) == 1 and not kwargs:  # parse_lines's call: no binder
+            max_line_bytes, classify = args[0], parse
+        else:
+            max_line_bytes, classify = bind_parser("StreamParser", "max_line_bytes",
+                                                   DEFAULT_MAX_LINE_BYTES, parse, args, kwargs)
         if type(max_line_bytes) is not int:
             raise TypeError(f"max_line_bytes must be an int, not {type(max_line_bytes).__name__}")
         if max_line_bytes <= 0:

@@ -18,6 +18,11 @@ if TYPE_CHECKING:
 
 __all__ = ("messages",)
 
+
+def __dir__() -> list[str]:
+    """The public names only, as ``dir(rpcline)`` gives them (imports stay out of sight)."""
+    return sorted(__all__)
+
 R = TypeVar("R")
 
 # What a text stream's refusal adds here: a binary file is no StreamReader either.

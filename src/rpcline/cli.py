@@ -17,6 +17,13 @@ import rpcline
 from rpcline import _cli_bench, _cli_check
 from rpcline._cli_shared import HelpFormatter, Outcome, epilog, positive_int
 
+__all__ = ("main",)
+
+
+def __dir__() -> list[str]:
+    """The public names only, as ``dir(rpcline)`` gives them (imports stay out of sight)."""
+    return sorted(__all__)
+
 DESCRIPTION = """\
 Check, classify and bench newline-delimited JSON-RPC 2.0 / MCP traffic, write a sample
 of it, or relay a stdio MCP server. `rpcline COMMAND --help` tells more of each."""

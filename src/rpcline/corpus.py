@@ -68,6 +68,11 @@ __all__ = (
     "write_jsonl",
 )
 
+
+def __dir__() -> list[str]:
+    """The public names only, as ``dir(rpcline)`` gives them (imports stay out of sight)."""
+    return sorted(__all__)
+
 DEFAULT_SEED: Final = 827
 DEFAULT_SIZE: Final = 5000
 

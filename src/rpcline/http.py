@@ -28,6 +28,11 @@ __all__ = (
     "param_headers",
 )
 
+
+def __dir__() -> list[str]:
+    """The public names only, as ``dir(rpcline)`` gives them (imports stay out of sight)."""
+    return sorted(__all__)
+
 # The implementation rpcline itself picked: the verdict's route and errors are then the
 # classes rpcline exports (isinstance(verdict.error, rpcline.ProtocolError) holds).
 if TYPE_CHECKING or _IMPLEMENTATION == "python":

@@ -46,6 +46,11 @@ __all__ = ("DEFAULT_KILL_AFTER", "DEFAULT_MAX_LINE_BYTES", "DEFAULT_MAX_PENDING"
            "open_stdio", "record_paths", "relay")
 
 
+def __dir__() -> list[str]:
+    """The public names only, as ``dir(rpcline)`` gives them (imports stay out of sight)."""
+    return sorted(__all__)
+
+
 async def relay(
     command: Sequence[str],
     reader: Reader,

@@ -20,6 +20,11 @@ from rpcline._sse_py import DEFAULT_MAX_EVENT_BYTES, encode
 
 __all__ = ("DEFAULT_MAX_EVENT_BYTES", "Event", "EventStreamParser", "encode")
 
+
+def __dir__() -> list[str]:
+    """The public names only, as ``dir(rpcline)`` gives them (imports stay out of sight)."""
+    return sorted(__all__)
+
 if TYPE_CHECKING or IMPLEMENTATION == "python":
     from rpcline._sse_py import Event, EventStreamParser
 else:
