@@ -59,6 +59,7 @@ from inspect import Parameter, Signature  # importlib.metadata loads inspect any
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_COMPACT_ASCII(object)
+    bint PyUnicode_IS_ASCII(object)
     void* PyUnicode_DATA(object)
     const char* PyUnicode_AsUTF8AndSize(object, Py_ssize_t*) except NULL
 
@@ -663,6 +664,16 @@ cdef void _collect(const unsigned char* d, Py_ssize_t start, Members* m) noexcep
         p = _ws(d, p + 1)
 
 
+cdef bint _utf8_encodable(str text) except -1:
+    """Whether a str has UTF-8 bytes: a schema that ``json.loads`` decoded may name a
+    property with a lone surrogate, which no body can hold (issue 29, item 9)."""
+    try:
+        PyUnicode_AsUTF8AndSize(text, NULL)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 cdef int _argument(Scan* s, Noted* arguments, tuple path, Py_ssize_t* start,
                    Py_ssize_t* end, Members* top) except -1:
     """Where an argument path leads in a validated ``arguments`` object (None: absent);
@@ -677,6 +688,8 @@ cdef int _argument(Scan* s, Noted* arguments, tuple path, Py_ssize_t* start,
     for step in path:
         if d[start[0]] != 0x7B:
             return A_ABSENT
+        if not PyUnicode_IS_ASCII(step) and not _utf8_encodable(step):
+            return A_UNKNOWN  # a lone surrogate from a json.loads schema: the general path
         key = PyUnicode_AsUTF8AndSize(step, &size)
         if top != NULL and top.count >= 0 and start[0] == arguments.span.start:
             found = A_ABSENT
