@@ -42,7 +42,10 @@ from rpcline._http_py import (
     VERSION_NOT_STRING,
     VERSIONS,
 )
-from rpcline._http_schema import ABSENT, UNRENDERABLE, ParamHeaders, decode_header_value, json_text
+from rpcline._http_schema import (
+    ABSENT, UNRENDERABLE, ParamHeaders, compiled, decode_header_value, json_text, strings,
+    tools_mapping,
+)
 
 from rpcline._message_c cimport ProtocolError
 from rpcline._route_c cimport NOTIFICATION, REQUEST, RESPONSE, Route, _routed
@@ -803,7 +806,13 @@ def check_request(body, headers, *, versions=VERSIONS, tools=None):
     cdef Scan s
     s.nested = True
     cdef Route r = _routed(body, &s)
-    cdef tuple supported = versions if type(versions) is tuple else tuple(versions)
+    cdef tuple supported
+    if type(versions) is tuple and _all_str(versions):
+        supported = versions
+    else:  # a str would be taken as its characters
+        supported = strings("versions", versions)
+    if tools is not None and type(tools) is not dict:
+        tools_mapping(tools)
     error = _get(r._protocol_error)
     if type(error) is ParseError:
         return _verdict(BAD_REQUEST, r, error, None)
@@ -891,6 +900,8 @@ cdef Verdict _ladder(Route r, Scan* s, object error, object headers, Folded* fol
         annotations = tools.get(name)
     if annotations is None:
         return _make(OK, r, name, version, None, None)
+    if type(annotations) is not ParamHeaders:
+        annotations = compiled(name, annotations)
     cdef Noted* arguments = &s.inner[<int>N_ARGUMENTS]
     if arguments.span.start < 0 or d[arguments.span.start] == 0x6E:
         arguments = NULL  # absent or null: no arguments
@@ -947,6 +958,15 @@ cdef object _version(Scan* s, Noted* n, tuple supported):
                 if length == size and memcmp(text, s.base + n.span.start + 1, size) == 0:
                     return version
     return _string_at(s, n.span, n.flags)
+
+
+cdef inline bint _all_str(tuple versions) noexcept:
+    """Whether a versions tuple needs no check: exact str items (``strings`` does the rest)."""
+    cdef Py_ssize_t i
+    for i in range(PyTuple_GET_SIZE(versions)):
+        if type(<object>PyTuple_GET_ITEM(versions, i)) is not str:
+            return False
+    return True
 
 
 cdef inline bint _supported(object version, tuple supported) except -1:
