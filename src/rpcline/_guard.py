@@ -168,25 +168,22 @@ async def _read_body(receive: Receive, bound: int) -> bytes | tuple[int, bytes] 
     Chunks are gathered into one ``bytearray``, as the SDK's limit middleware does: kept as
     objects of their own, a body sent two bytes at a time cost some 20 times its bound.
     """
-    first = b""  # one chunk (the usual case) is handed on as it came, without a copy
-    gathered: bytearray | None = None
+    body: bytes | bytearray = b""
     while True:
         message = await receive()
         if message["type"] != "http.request":  # http.disconnect
             return None
         chunk = message.get("body", b"")
-        size = len(first) if gathered is None else len(gathered)
-        if size + len(chunk) > bound:
+        if len(body) + len(chunk) > bound:
             return TOO_LARGE
-        if gathered is None and not first:
-            first = chunk
+        if not body:  # the first chunk (the usual case: the only one) is kept as it came
+            body = chunk
         else:
-            if gathered is None:
-                gathered = bytearray(first)
-                first = b""
-            gathered += chunk
+            if type(body) is bytes:
+                body = bytearray(body)
+            body += chunk
         if not message.get("more_body", False):
-            return first if gathered is None else bytes(gathered)
+            return body if type(body) is bytes else bytes(body)
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
