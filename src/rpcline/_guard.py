@@ -76,7 +76,9 @@ class Guard:
         self.tools = tools
         self.versions = strings("versions", versions)
         self.max_body_bytes = max_body_bytes
-        self.allowed_hosts = None if allowed_hosts is None else strings("allowed_hosts", allowed_hosts)
+        self.allowed_hosts = (
+            None if allowed_hosts is None else strings("allowed_hosts", allowed_hosts)
+        )
         self.allowed_origins = (
             None if allowed_origins is None else strings("allowed_origins", allowed_origins)
         )

@@ -302,7 +302,9 @@ def compiled(name: object, spec: object) -> ParamHeaders:
                     f"{type(spec).__name__}")  # fmt: skip
 
 
-def compiled_tools(tools: Mapping[str, ParamHeaders | dict[str, Any]] | None) -> dict[str, ParamHeaders] | None:
+def compiled_tools(
+    tools: Mapping[str, ParamHeaders | dict[str, Any]] | None,
+) -> dict[str, ParamHeaders] | None:
     """A whole ``tools`` mapping compiled and checked, as ``Guard`` takes it."""
     tools_mapping(tools)
     if tools is None:

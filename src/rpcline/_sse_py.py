@@ -239,7 +239,8 @@ class EventStreamParser(Generic[T]):
                         start = size
                         break
                 else:
-                    if start < size and data[start] == 0x65 and not self._discarding and not self._line:
+                    if (start < size and data[start] == 0x65 and not self._discarding
+                            and not self._line):
                         end = self._sdk_frame(data, start)
                         if end >= 0:
                             resume = end + 4
