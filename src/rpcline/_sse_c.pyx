@@ -316,8 +316,8 @@ cdef class EventStreamParser:
                         if end >= 0:
                             resume = end + 4
                             self._event = "message"
-                            events.append(self._event_of(self._classify_data(
-                                data + start + 22, end - start - 22)))
+                            events.append(self._event_of(self._classify_data(  # past the
+                                data + start + 22, end - start - 22)))  # head: _sdk_frame
                             start, resume = end + 4, -1
                             continue
                     if start < size and (data[start] == b"\n" or data[start] == b"\r"):
