@@ -5,8 +5,11 @@ which implementation reads it, must change nothing.
 Every input goes through ``tests/_sse_oracle.py``'s ``check_sse``: a 4-byte head picks the
 limit, ``parse`` or ``route``, and three cut points; the stream after it is fed whole and
 cut there, to the Cython core (under each of its line-end scans) and to the pure-Python
-twin, and every run must give the same events. A disagreement is an ``AssertionError``,
-anything else raised is a crash: libFuzzer stops and writes the input.
+twin, and every run must give the same events. Then ``check_raising_sse``: a ``classify``
+that raises on some events must leave the framing intact (each event's data handed over
+once and whole, every other event delivered in order) on both implementations. A
+disagreement is an ``AssertionError``, anything else raised is a crash: libFuzzer stops
+and writes the input.
 
 Run it through ``fuzz/run.sh`` (which runs every target); by hand:
 
@@ -25,11 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 with atheris.instrument_imports(include=["rpcline"]):
     from rpcline import _message_c, _message_py, _route_c, _route_py, _sse_c, _sse_py  # noqa: F401
 
-from _sse_oracle import check_sse  # noqa: E402  (after the path set-up)
+from _sse_oracle import check_raising_sse, check_sse  # noqa: E402  (after the path set-up)
 
 
 def test_one_input(data: bytes) -> None:
     check_sse(data, _message_c, _message_py)
+    check_raising_sse(data, _message_c, _message_py)
 
 
 def main() -> None:

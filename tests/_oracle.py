@@ -15,7 +15,10 @@ For one input it checks that:
   refusals that are not parse errors), and the core with the twin to the reason and span;
 - a ``StreamParser`` fed the input in chunks cut at input-derived places (a BOM or a CRLF
   split included), with an input-derived ``max_line_bytes``, gives the per-line results,
-  over-long lines becoming one refusal each, on both implementations.
+  over-long lines becoming one refusal each, on both implementations;
+- with a ``classify`` that raises on some lines (input-derived), the framing stays
+  intact on both: ``classify`` gets each line once and whole, and the caller, who goes on
+  after each raise, gets every other line's result in order (issue 29).
 
 The chunking and the limit derive from a CRC of the input so that every finding replays
 exactly from its bytes alone.
@@ -190,10 +193,58 @@ def check_route(data: bytes, c: ModuleType, py: ModuleType) -> None:
         _agree("route vs parse", data, (*got[:4], got[4], reason), from_parse(c.parse(line)))
 
 
+class Raised(Exception):
+    """What the raising classify of ``check_raising_stream`` raises."""
+
+
+def raises_on(line: bytes, seed: int) -> bool:
+    """Whether the raising classify raises on ``line``: about one line in three."""
+    return zlib.crc32(line, seed) % 3 == 0
+
+
+def check_raising_stream(data: bytes, c: tuple[ModuleType, ModuleType],
+                         py: tuple[ModuleType, ModuleType]) -> None:
+    cuts, limit = chunking(data)
+    seed = zlib.crc32(data)
+    bounds = [0, *cuts, len(data)]
+    pieces = [data[a:b] for a, b in zip(bounds, bounds[1:])]
+    all_lines = data.removeprefix(BOM).split(b"\n")
+    lines = [line for line in all_lines if line.strip(b" \t\r") and len(line) <= limit]
+    want = [("line", line) for line in lines if not raises_on(line, seed)]
+    over_long = sum(len(line) > limit for line in all_lines)
+    for (message, stream), name in ((c, "Cython"), (py, "Python")):
+        given: list[bytes] = []
+
+        def classify(line: bytes) -> tuple[str, bytes]:
+            given.append(bytes(line))
+            if raises_on(bytes(line), seed):
+                raise Raised
+            return ("line", bytes(line))
+
+        parser = stream.StreamParser(max_line_bytes=limit, classify=classify)
+        got: list[Any] = []
+        for piece in pieces:
+            try:
+                got += parser.feed(piece)
+            except Raised:
+                pass
+        for _ in range(len(data) + 2):  # a close that raised owes the rest to the next one
+            try:
+                got += parser.close()
+                break
+            except Raised:
+                pass
+        what = f"{name} StreamParser(limit={limit}, cuts={cuts}) with a raising classify"
+        _agree(f"{what}: the lines classify got", data, given, lines)
+        _agree(f"{what}: the results", data, [r for r in got if type(r) is tuple], want)
+        _agree(f"{what}: the refusals", data, len(got) - len(want), over_long)
+
+
 def check(data: bytes, c: tuple[ModuleType, ModuleType],
           py: tuple[ModuleType, ModuleType]) -> None:
     """Every property above for one input; ``c`` and ``py`` are (message, stream) modules."""
     check_parse(data, c[0], py[0])
     check_parse_lines(data, c, py)
     check_stream(data, c, py)
+    check_raising_stream(data, c, py)
     check_route(data, c[0], py[0])

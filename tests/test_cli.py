@@ -796,3 +796,41 @@ def test_peak_memory_stays_under_100_mb_on_200_mb(implementation, command, captu
     assert figures["input_bytes"] >= 200_000_000
     assert figures["status"] == (1 if command == "check" else 0), figures["stderr"]
     assert figures["peak_rss_bytes"] < 100 * 1024 * 1024, figures
+
+
+# --- file names that are not UTF-8 (issue 29, item 15) ---------------------------------------
+
+
+def test_file_names_that_are_not_utf8_are_written_escaped(implementation, tmp_path: Path):
+    """Any bytes are a name on Linux: each command wrote it as the surrogates Python
+    decoded it to, and died on them. Names are written as their bytes, UTF-8 where they
+    are, the rest as ``\\xNN``."""
+    odd = os.fsencode(tmp_path) + b"/a\xff\xfe.jsonl"
+    with open(odd, "wb") as file:
+        file.write(SESSION)
+    good = tmp_path / "b.jsonl"
+    good.write_bytes(SESSION)
+    shown = os.fsdecode(tmp_path) + "/a\\xff\\xfe.jsonl"
+    name = os.fsdecode(odd)
+    done = rpcline(implementation, "check", name, str(good))
+    assert done.returncode == 1 and f"{shown}:5: -32700".encode() in done.stdout
+    report = orjson.loads(rpcline(implementation, "check", "--json", name, str(good)).stdout)
+    assert report["messages"] == 12 and shown in {r["file"] for r in report["refused"]}
+    rows = rpcline(implementation, "check", "--jsonl", name, str(good)).stdout.splitlines()
+    assert {orjson.loads(row).get("file") for row in rows} >= {shown, str(good)}
+    done = rpcline(implementation, "classify", name, str(good))
+    assert done.returncode == 0
+    assert [orjson.loads(row)["file"] for row in done.stdout.splitlines()] == [shown] * 6 + [
+        str(good)] * 6
+
+
+def test_a_missing_file_whose_name_is_not_utf8_is_status_2(implementation, tmp_path: Path):
+    name = os.fsdecode(os.fsencode(tmp_path) + b"/gone\xff.jsonl")
+    shown = os.fsdecode(tmp_path) + "/gone\\xff.jsonl"
+    done = rpcline(implementation, "check", "--json", name)
+    assert done.returncode == 2
+    assert orjson.loads(done.stdout)["unreadable"] == [
+        {"file": shown, "reason": "No such file or directory"}]
+    assert f"cannot read {shown}" in done.stderr.decode()
+    for args in (["check"], ["check", "--jsonl"], ["classify"]):
+        assert rpcline(implementation, *args, name).returncode == 2, args

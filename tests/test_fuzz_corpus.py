@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from _http_oracle import check_http
 from _oracle import check
-from _sse_oracle import check_sse
+from _sse_oracle import check_raising_sse, check_sse
 
 FUZZ = Path(__file__).resolve().parents[1] / "fuzz"
 SEEDS = sorted((FUZZ / "corpus").iterdir()) if (FUZZ / "corpus").is_dir() else []
@@ -56,6 +56,7 @@ def test_every_sse_corpus_input_passes_the_sse_oracle(c_module, py_module):
     assert len(SSE_SEEDS) >= 10, f"fuzz/corpus-sse/ holds {len(SSE_SEEDS)} inputs"
     for path in SSE_SEEDS:
         check_sse(path.read_bytes(), c_module, py_module)
+        check_raising_sse(path.read_bytes(), c_module, py_module)
 
 
 # With no findings kept, say so in words rather than "got empty parameter set".

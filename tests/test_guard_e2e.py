@@ -298,7 +298,7 @@ def mounted_recipe() -> Any:
 
     server = sdk_server()
     listing = anyio.run(server.list_tools)
-    tools = http.param_headers([t.model_dump(by_alias=True, exclude_none=True) for t in listing])
+    tools = http.param_headers(listing)  # the SDK's Tool objects
     mcp_app = server.streamable_http_app(streamable_http_path="/")
 
     @contextlib.asynccontextmanager

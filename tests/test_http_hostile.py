@@ -16,6 +16,8 @@ import orjson
 import pytest
 from test_http import META, TOOLS, V, code, headers_for, request
 
+from rpcline._http_schema import ParamHeaders
+
 NAME = b"mcp-name"
 SENTINELS = [b"=?base64?\xe9?=", b"=?base64?ZXU\xff?=", b"=?base64?\x00?=", b"=?base64?\xc3\xa9?="]
 
@@ -194,3 +196,25 @@ def test_tools_get_dropping_the_headers_gives_the_twins_verdict(
         v = hmod.check_request(body, pairs, tools=Dropping(TOOLS, pairs, replace))
         assert fields(v) == fields(expected)
         assert bool(pairs) == replace  # get ran, and dropped or replaced them
+
+
+@pytest.mark.parametrize("sent", [None, b"eu"])
+def test_annotated_property_name_with_a_lone_surrogate(hmod: ModuleType, sent: bytes | None) -> None:
+    """What ``json.loads`` makes of ``"\\ud800"`` in an upstream ``tools/list``: the core
+    raised UnicodeEncodeError on every call of the tool (issue 29, item 9). No body can
+    hold that name (orjson refuses lone surrogates), so the argument is absent, as in the
+    twin and the SDK."""
+    schema = {"type": "object", "properties": {
+        "\ud800": {"type": "string", "x-mcp-header": "Odd"},
+        "region": {"type": "string", "x-mcp-header": "Region"}}}  # fmt: skip
+    tools = {"echo": ParamHeaders(schema)}
+    pairs = headers_for() + [(b"mcp-param-region", b"eu")]
+    if sent is not None:
+        pairs.append((b"mcp-param-odd", sent))
+    v = hmod.check_request(request(name="echo", arguments={"region": "eu"}), pairs, tools=tools)
+    if sent is None:
+        assert (v.status, v.error) == (200, None)
+    else:
+        assert (v.status, code(v)) == (400, -32020)
+        assert v.error.reason == ("Mcp-Param-Odd header is present but the request body's "
+                                  "'\\ud800' argument is absent")  # fmt: skip

@@ -14,7 +14,7 @@ import rpcline
 from rpcline import _message_py, corpus
 from rpcline._bench import Timing, interleaved
 from rpcline._build_info import describe
-from rpcline._cli_inputs import STDIN, Source, hint_once, progress_bar, sources
+from rpcline._cli_inputs import STDIN, Source, display, hint_once, progress_bar, sources
 from rpcline._cli_shared import (
     HelpFormatter,
     Outcome,
@@ -114,7 +114,7 @@ def run_bench(args: argparse.Namespace, outcome: Outcome) -> int:
             lines = _load(opened)
         if outcome.unreadable:
             return outcome.exit_status()  # stderr said why
-        source = "<stdin>" if args.file == STDIN else args.file
+        source = "<stdin>" if args.file == STDIN else display(args.file)
     if not lines:
         print(f"rpcline: nothing to measure: {source} has no lines", file=sys.stderr)
         return 2

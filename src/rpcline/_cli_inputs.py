@@ -155,9 +155,17 @@ class Source:
             yield number, message
 
 
+def display(name: str) -> str:
+    """A file name as it is written: its bytes, UTF-8 where they are, ``\\xNN`` for each
+    byte that is not. Any bytes are a name on Linux; Python hands the others over as lone
+    surrogates, which neither stdout nor JSON can carry."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
 def sources(names: Sequence[str], outcome: Outcome, *, sniff_binary: bool = False,
             show_progress: bool = True) -> Iterator[Source]:
-    """The named files in order (``-``: stdin), each open while the caller reads it.
+    """The named files in order (``-``: stdin), each open while the caller reads it, and
+    named as ``display`` writes them.
 
     Unreadable ones are reported on stderr and skipped; ``outcome`` remembers them.
     """
@@ -169,10 +177,10 @@ def sources(names: Sequence[str], outcome: Outcome, *, sniff_binary: bool = Fals
         try:
             file = open(name, "rb")  # noqa: SIM115 - closed below, after the caller's loop
         except OSError as error:
-            skip(outcome, name, error)
+            skip(outcome, display(name), error)
             continue
         with file:
-            yield from shown(Source(name, file, outcome, sniff_binary))
+            yield from shown(Source(display(name), file, outcome, sniff_binary))
 
 
 def iter_one(source: Source) -> Iterator[Source]:

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMappi
 from typing import TYPE_CHECKING, Any, Final
 
 from rpcline import IMPLEMENTATION
-from rpcline._http_schema import ParamHeaders
+from rpcline._http_schema import ParamHeaders, compiled_tools, strings
 
 # The check_request rpcline.http exports (imported from its module here, not from
 # rpcline.http, which imports this module).
@@ -52,16 +52,19 @@ class Guard:
     """An ASGI 3 middleware that lets a 2026-era POST reach ``app`` only when its body and
     headers agree (``http.check_request``), with the body bounded and then replayed once.
 
-    ``tools`` maps a tool's name to its ``ParamHeaders`` or its ``inputSchema`` (compiled
-    here; ``ValueError`` when its annotations are invalid); ``param_headers`` builds it from
-    a ``tools/list`` result. Assigning ``guard.tools`` later compiles the new mapping.
+    ``tools`` maps a tool's name to its ``ParamHeaders`` or its ``inputSchema`` dict
+    (compiled here; ``ValueError`` when its annotations are invalid); ``param_headers``
+    builds it from a ``tools/list`` result. Assigning ``guard.tools`` later compiles the
+    new mapping. ``versions`` and the allow-lists are iterables of ``str``: a bare ``str``
+    (its characters) or anything else is a ``TypeError`` here, as is a ``tools`` that is
+    not such a mapping, rather than every request refused later.
     """
 
     def __init__(
         self,
         app: ASGIApp,
         *,
-        tools: Mapping[str, ParamHeaders | Mapping[str, Any]] | None = None,
+        tools: Mapping[str, ParamHeaders | dict[str, Any]] | None = None,
         versions: Iterable[str] = ("2026-07-28",),
         max_body_bytes: int = 4 * 1024 * 1024,
         allowed_hosts: Iterable[str] | None = None,
@@ -71,21 +74,22 @@ class Guard:
             raise ValueError(f"max_body_bytes must be an int >= 0, not {max_body_bytes!r}")
         self.app = app
         self.tools = tools
-        self.versions = tuple(versions)
+        self.versions = strings("versions", versions)
         self.max_body_bytes = max_body_bytes
-        self.allowed_hosts = None if allowed_hosts is None else tuple(allowed_hosts)
-        self.allowed_origins = None if allowed_origins is None else tuple(allowed_origins)
+        self.allowed_hosts = (
+            None if allowed_hosts is None else strings("allowed_hosts", allowed_hosts)
+        )
+        self.allowed_origins = (
+            None if allowed_origins is None else strings("allowed_origins", allowed_origins)
+        )
 
     @property
     def tools(self) -> dict[str, ParamHeaders] | None:
         return self._tools
 
     @tools.setter
-    def tools(self, tools: Mapping[str, ParamHeaders | Mapping[str, Any]] | None) -> None:
-        self._tools = None if tools is None else {
-            name: spec if isinstance(spec, ParamHeaders) else ParamHeaders(spec)
-            for name, spec in tools.items()
-        }
+    def tools(self, tools: Mapping[str, ParamHeaders | dict[str, Any]] | None) -> None:
+        self._tools = compiled_tools(tools)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan, websocket: not ours
@@ -151,29 +155,37 @@ def _modern(headers: Iterable[tuple[bytes, bytes]]) -> bool:
 def _declared_too_large(headers: Iterable[tuple[bytes, bytes]], bound: int) -> bool:
     for key, value in headers:
         if key == b"content-length":
-            # ASCII digits only; a value longer than 18 digits is beyond any bound without
-            # int() (which refuses more than 4300 digits, and would cost time on fewer).
-            return value.isdigit() and (len(value) > 18 or int(value) > bound)
+            # ASCII digits only. Leading zeros are allowed (RFC 9110), and the SDK's int()
+            # reads them; past them, more than 18 digits is beyond any bound without int()
+            # (which refuses more than 4300 digits, and would cost time on fewer).
+            digits = value.lstrip(b"0")
+            return value.isdigit() and (len(digits) > 18 or int(digits or b"0") > bound)
     return False
 
 
 async def _read_body(receive: Receive, bound: int) -> bytes | tuple[int, bytes] | None:
     """The whole body, ``TOO_LARGE`` the moment it passes ``bound`` (nothing more is read),
-    or None when the client disconnected first."""
-    chunks: list[bytes] = []
-    size = 0
+    or None when the client disconnected first.
+
+    Chunks are gathered into one ``bytearray``, as the SDK's limit middleware does: kept as
+    objects of their own, a body sent two bytes at a time cost some 20 times its bound.
+    """
+    body: bytes | bytearray = b""
     while True:
         message = await receive()
         if message["type"] != "http.request":  # http.disconnect
             return None
         chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > bound:
+        if len(body) + len(chunk) > bound:
             return TOO_LARGE
-        chunks.append(chunk)
+        if not body:  # the first chunk (the usual case: the only one) is kept as it came
+            body = chunk
+        else:
+            if type(body) is bytes:
+                body = bytearray(body)
+            body += chunk
         if not message.get("more_body", False):
-            # One chunk (the usual case) is handed on as it came, without a copy.
-            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            return body if type(body) is bytes else bytes(body)
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
@@ -200,28 +212,57 @@ async def _respond(send: Send, status: int, body: bytes, content_type: bytes) ->
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-def param_headers(tools: Mapping[str, Any] | Iterable[Mapping[str, Any]]) -> dict[str, ParamHeaders]:
+def param_headers(tools: object) -> dict[str, ParamHeaders]:
     """``Guard``'s (and ``check_request``'s) ``tools=`` from a ``tools/list`` result.
 
-    ``tools``: the result (a mapping with a ``tools`` array) or that array, decoded JSON (an
-    SDK model: ``result.model_dump(by_alias=True)``). A tool whose ``x-mcp-header``
-    annotations are invalid is left out, as the SDK skips its checks, with a warning naming
-    it; so is an entry without a string ``name``. The first of tools sharing a name counts,
-    as in the SDK's own look-up.
+    ``tools``: the result or its ``tools`` array, as decoded JSON or as the SDK's objects
+    (a ``ListToolsResult``, ``Tool`` objects: anything with ``model_dump``, dumped by
+    alias, or with ``name`` and ``inputSchema`` attributes). The first of tools sharing a
+    name decides, as in the SDK's own look-up: when its ``x-mcp-header`` annotations are
+    invalid, nothing is checked for that name (the SDK skips its checks), with a warning
+    naming it. An entry without a string ``name``, or without an ``inputSchema`` (a
+    FastMCP ``FunctionTool`` dumped as it is, an SDK ``Tool`` dumped without
+    ``by_alias=True``), is left out with a warning too: silently, it would check nothing.
     """
+    tools = _fields(tools)
     if isinstance(tools, Mapping):
         tools = tools.get("tools", ())
     compiled: dict[str, ParamHeaders] = {}
-    for tool in tools:
+    seen: set[str] = set()
+    for entry in tools:  # type: ignore[attr-defined]
+        tool = _fields(entry)
         if not isinstance(tool, Mapping) or not isinstance(name := tool.get("name"), str):
-            warnings.warn(f"tools/list entry without a string name skipped: {tool!r:.80}",
+            warnings.warn(f"tools/list entry without a string name skipped: {entry!r:.80}",
                           stacklevel=2)  # fmt: skip
             continue
-        if name in compiled:
+        if name in seen:
+            continue
+        seen.add(name)
+        schema = tool.get("inputSchema")
+        if schema is None:
+            warnings.warn(f"tool {name!r} has no inputSchema (a FastMCP tool: pass "
+                          "tool.to_mcp_tool(); a model: model_dump(by_alias=True)); its "
+                          "Mcp-Param-* headers are not checked", stacklevel=2)  # fmt: skip
             continue
         try:
-            compiled[name] = ParamHeaders(tool.get("inputSchema"))
+            compiled[name] = ParamHeaders(schema)
         except ValueError as error:
             warnings.warn(f"tool {name!r}: {error}; its Mcp-Param-* headers are not checked",
                           stacklevel=2)  # fmt: skip
     return compiled
+
+
+def _fields(item: object) -> object:
+    """A tool or a result as a mapping when it is an object: a pydantic model's dump by
+    alias (``inputSchema``, as on the wire; a model iterates as its fields, so this comes
+    before any iteration), else its ``name`` and ``inputSchema``, or its ``tools``."""
+    if isinstance(item, Mapping):
+        return item
+    dump = getattr(item, "model_dump", None)
+    if callable(dump):
+        return dump(by_alias=True)
+    if hasattr(item, "name"):
+        return {"name": item.name, "inputSchema": getattr(item, "inputSchema", None)}
+    if hasattr(item, "tools"):
+        return {"tools": item.tools}
+    return item

@@ -42,7 +42,10 @@ from rpcline._http_py import (
     VERSION_NOT_STRING,
     VERSIONS,
 )
-from rpcline._http_schema import ABSENT, UNRENDERABLE, ParamHeaders, decode_header_value, json_text
+from rpcline._http_schema import (
+    ABSENT, UNRENDERABLE, ParamHeaders, compiled, decode_header_value, json_text, strings,
+    tools_mapping,
+)
 
 from rpcline._message_c cimport ProtocolError
 from rpcline._route_c cimport NOTIFICATION, REQUEST, RESPONSE, Route, _routed
@@ -59,6 +62,7 @@ from inspect import Parameter, Signature  # importlib.metadata loads inspect any
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_COMPACT_ASCII(object)
+    bint PyUnicode_IS_ASCII(object)
     void* PyUnicode_DATA(object)
     const char* PyUnicode_AsUTF8AndSize(object, Py_ssize_t*) except NULL
 
@@ -663,6 +667,16 @@ cdef void _collect(const unsigned char* d, Py_ssize_t start, Members* m) noexcep
         p = _ws(d, p + 1)
 
 
+cdef bint _utf8_encodable(str text) except -1:
+    """Whether a str has UTF-8 bytes: a schema that ``json.loads`` decoded may name a
+    property with a lone surrogate, which no body can hold (issue 29, item 9)."""
+    try:
+        PyUnicode_AsUTF8AndSize(text, NULL)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 cdef int _argument(Scan* s, Noted* arguments, tuple path, Py_ssize_t* start,
                    Py_ssize_t* end, Members* top) except -1:
     """Where an argument path leads in a validated ``arguments`` object (None: absent);
@@ -677,6 +691,8 @@ cdef int _argument(Scan* s, Noted* arguments, tuple path, Py_ssize_t* start,
     for step in path:
         if d[start[0]] != 0x7B:
             return A_ABSENT
+        if not PyUnicode_IS_ASCII(step) and not _utf8_encodable(step):
+            return A_UNKNOWN  # a lone surrogate from a json.loads schema: the general path
         key = PyUnicode_AsUTF8AndSize(step, &size)
         if top != NULL and top.count >= 0 and start[0] == arguments.span.start:
             found = A_ABSENT
@@ -798,7 +814,13 @@ def check_request(body, headers, *, versions=VERSIONS, tools=None):
     cdef Scan s
     s.nested = True
     cdef Route r = _routed(body, &s)
-    cdef tuple supported = versions if type(versions) is tuple else tuple(versions)
+    cdef tuple supported
+    if type(versions) is tuple and _all_str(versions):
+        supported = versions
+    else:  # a str would be taken as its characters
+        supported = strings("versions", versions)
+    if tools is not None and type(tools) is not dict:
+        tools_mapping(tools)
     error = _get(r._protocol_error)
     if type(error) is ParseError:
         return _verdict(BAD_REQUEST, r, error, None)
@@ -886,6 +908,8 @@ cdef Verdict _ladder(Route r, Scan* s, object error, object headers, Folded* fol
         annotations = tools.get(name)
     if annotations is None:
         return _make(OK, r, name, version, None, None)
+    if type(annotations) is not ParamHeaders:
+        annotations = compiled(name, annotations)
     cdef Noted* arguments = &s.inner[<int>N_ARGUMENTS]
     if arguments.span.start < 0 or d[arguments.span.start] == 0x6E:
         arguments = NULL  # absent or null: no arguments
@@ -942,6 +966,15 @@ cdef object _version(Scan* s, Noted* n, tuple supported):
                 if length == size and memcmp(text, s.base + n.span.start + 1, size) == 0:
                     return version
     return _string_at(s, n.span, n.flags)
+
+
+cdef inline bint _all_str(tuple versions) noexcept:
+    """Whether a versions tuple needs no check: exact str items (``strings`` does the rest)."""
+    cdef Py_ssize_t i
+    for i in range(PyTuple_GET_SIZE(versions)):
+        if type(<object>PyTuple_GET_ITEM(versions, i)) is not str:
+            return False
+    return True
 
 
 cdef inline bint _supported(object version, tuple supported) except -1:

@@ -26,8 +26,11 @@ from rpcline._http_schema import (
     ABSENT,
     UNRENDERABLE,
     ParamHeaders,
+    compiled,
     decode_header_value,
     json_text,
+    strings,
+    tools_mapping,
 )
 from rpcline._message_py import (
     BAD_PARAMS,
@@ -370,15 +373,20 @@ def check_request(
     headers: Mapping[Any, Any] | Iterable[tuple[Any, Any]] | None,
     *,
     versions: Iterable[str] = VERSIONS,
-    tools: Mapping[str, ParamHeaders] | None = None,
+    tools: Mapping[str, ParamHeaders | dict[str, Any]] | None = None,
 ) -> Verdict:
     """The verdict on one POST of MCP 2026-07-28 Streamable HTTP, in the SDK's order.
 
     ``headers=None`` skips the header rungs (a caller without HTTP headers), as the SDK's
-    ``classify_inbound_request(headers=None)`` does.
+    ``classify_inbound_request(headers=None)`` does. ``versions`` and ``tools`` are what
+    ``Guard`` takes (``TypeError`` otherwise); an ``inputSchema`` dict in ``tools`` is
+    compiled at each call of its tool, a ``ParamHeaders`` once and for all.
     """
     r, s = _routed(body, True)
-    versions = versions if type(versions) is tuple else tuple(versions)
+    if versions is not VERSIONS:  # a str would be taken as its characters
+        versions = strings("versions", versions)
+    if tools is not None and type(tools) is not dict:
+        tools_mapping(tools)
     kind = r.kind
     error = r.error
     if type(error) is ParseError:
@@ -477,6 +485,8 @@ def check_request(
     ):
         annotations = tools.get(name)
         if annotations is not None:
+            if type(annotations) is not ParamHeaders:
+                annotations = compiled(name, annotations)
             noted = inner[N_ARGUMENTS]
             arguments = None if noted is None else noted[0]
             if arguments is not None and data[arguments[0]] == 0x6E:

@@ -14,16 +14,20 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any, Final
 
 __all__ = (
     "ABSENT",
     "UNRENDERABLE",
     "ParamHeaders",
+    "compiled",
+    "compiled_tools",
     "decode_header_value",
     "invalid_reason",
     "json_text",
+    "strings",
+    "tools_mapping",
 )
 
 X_MCP_HEADER: Final = "x-mcp-header"
@@ -257,3 +261,57 @@ class ParamHeaders:
             if not _matches(integer, value, rendered, decoded):
                 return f"{name} header does not match the request body's {argument!r} argument"
         return None
+
+
+# --- the arguments of check_request and Guard, checked where they are given -------------
+# A str is an iterable of its characters and a wrong tools spec used to fail only at the
+# first call of its tool: either made every request a refusal, or a 500 (issue 29, item 12).
+
+
+def strings(what: str, values: Iterable[str]) -> tuple[str, ...]:
+    """``values`` as a tuple of str; ``TypeError`` for a bare string or a non-str item."""
+    if isinstance(values, str | bytes | bytearray | memoryview):
+        raise TypeError(f"{what} must be an iterable of str such as ('2026-07-28',), not a "
+                        f"{type(values).__name__}")  # fmt: skip
+    try:
+        items = tuple(values)
+    except TypeError:
+        raise TypeError(f"{what} must be an iterable of str, not {type(values).__name__}") from None
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(f"{what} must hold str items, not {type(item).__name__}")
+    return items
+
+
+def tools_mapping(tools: object) -> None:
+    """``TypeError`` unless ``tools`` is None or a mapping (a list of tools, say)."""
+    if tools is not None and not isinstance(tools, Mapping):
+        raise TypeError("tools must be a mapping of tool names to ParamHeaders or inputSchema "
+                        "dicts (http.param_headers compiles a tools/list result), not "
+                        f"{type(tools).__name__}")  # fmt: skip
+
+
+def compiled(name: object, spec: object) -> ParamHeaders:
+    """A ``tools`` value as ``ParamHeaders``: itself, or its inputSchema dict compiled
+    (``ValueError`` when its annotations are invalid); ``TypeError`` for anything else."""
+    if isinstance(spec, ParamHeaders):
+        return spec
+    if isinstance(spec, dict):
+        return ParamHeaders(spec)
+    raise TypeError(f"tools[{name!r}] must be a ParamHeaders or an inputSchema dict, not "
+                    f"{type(spec).__name__}")  # fmt: skip
+
+
+def compiled_tools(
+    tools: Mapping[str, ParamHeaders | dict[str, Any]] | None,
+) -> dict[str, ParamHeaders] | None:
+    """A whole ``tools`` mapping compiled and checked, as ``Guard`` takes it."""
+    tools_mapping(tools)
+    if tools is None:
+        return None
+    result: dict[str, ParamHeaders] = {}
+    for name, spec in tools.items():
+        if not isinstance(name, str):
+            raise TypeError(f"tools must be keyed by tool names (str), not {type(name).__name__}")
+        result[name] = compiled(name, spec)
+    return result

@@ -139,6 +139,12 @@ cdef class EventStreamParser:
     one stream and one thread: ``feed`` or ``close`` while a ``feed`` of the same parser
     runs (its ``classify`` calling back, or another thread while ``classify`` runs) is a
     ``RuntimeError``.
+
+    When ``classify`` raises, the call raises it and the framing stays intact: the event
+    it was given is consumed, the events already made and the rest of the chunk are kept,
+    and the next ``feed`` (or ``close``) returns them first; ``classify`` only ever gets
+    whole events' data. A ``close`` that raised has ended the stream all the same: call
+    it again for what it still owed.
     """
 
     cdef Buffer _line  # the unfinished line's bytes from earlier chunks
@@ -166,6 +172,9 @@ cdef class EventStreamParser:
     # feed runs: _lines holds the chunk in _chunk, which a second call would reset under it
     # (the twin's lock: under the GIL a flag is enough)
     cdef bint _busy
+    # After classify raised: the events made before it, and the chunk after its event.
+    cdef list _owed
+    cdef bytes _rest
 
     # For inspect.signature: a text signature cannot name parse as a default.
     __signature__ = Signature([
@@ -201,6 +210,7 @@ cdef class EventStreamParser:
         self._retry = None
         self._discarding = self._in_line = self._after_cr = self._closed = self._busy = False
         self._at_start = True
+        self._owed = self._rest = None
 
     def __dealloc__(self):
         Py_XDECREF(self._line.owner)
@@ -232,8 +242,12 @@ cdef class EventStreamParser:
             self._busy = False
 
     cdef list _feed(self, data):
+        cdef list events = self._take_owed()
+        if self._rest is not None:  # what a raising classify left of the last chunk
+            data = self._rest + bytes(data)
+            self._rest = None
         if not len(data):  # nothing to say, and an LF may still follow a CR
-            return []
+            return events
         cdef Py_buffer view
         cdef Py_ssize_t skip = 0
         if self._at_start and self._line.size:  # an earlier chunk began like a BOM
@@ -244,29 +258,45 @@ cdef class EventStreamParser:
             if self._at_start:
                 if view.len < 3 and memcmp(view.buf, BOM, view.len) == 0:
                     self._grow(&self._line, <const char*>view.buf, view.len)
-                    return []
+                    return events
                 self._at_start = False
                 if view.len >= 3 and memcmp(view.buf, BOM, 3) == 0:
                     skip = 3
-            return self._lines(<const char*>view.buf + skip, view.len - skip)
+            return self._lines(<const char*>view.buf + skip, view.len - skip, events)
         finally:
             PyBuffer_Release(&view)
 
     def close(self):
-        """End the stream: an unfinished event is discarded (WHATWG), so this gives []."""
+        """End the stream: an unfinished event is discarded (WHATWG), so this gives [] (or
+        what a ``classify`` that raised still owed)."""
         if self._busy:
             raise RuntimeError(REENTERED.format("EventStreamParser.close"))
         self._closed = True
+        cdef list events = self._take_owed()
+        cdef bytes rest
+        if self._rest is not None:
+            rest, self._rest = self._rest, None
+            self._busy = True
+            try:
+                self._lines(rest, len(rest), events)
+            finally:
+                self._busy = False
         _drop(&self._line)
         _drop(&self._data)
         self._data_prefix = 0
         self._discarding = False
-        return []
+        return events
 
-    cdef list _lines(self, const char* data, Py_ssize_t size):
-        cdef list events = []
+    cdef list _take_owed(self):
+        """The events a raising classify kept back, or a new list."""
+        cdef list owed = self._owed
+        self._owed = None
+        return [] if owed is None else owed
+
+    cdef list _lines(self, const char* data, Py_ssize_t size, list events):
         cdef Py_ssize_t start = 0
         cdef Py_ssize_t end
+        cdef Py_ssize_t resume = -1  # where the chunk goes on if classify raises (see _consumed)
         # Without AVX2: the next LF and the next CR, each looked for again only once passed
         # (-2: not yet, -1: none left), so a stream without CR costs one scan for it per chunk.
         cdef Py_ssize_t lf = -2
@@ -285,9 +315,13 @@ cdef class EventStreamParser:
                 else:
                     if (start < size and data[start] == b"e" and not self._discarding
                             and not self._line.size):
-                        end = self._sdk_frame(events, data, start, size)
+                        end = self._sdk_frame(data, start, size)
                         if end >= 0:
-                            start = end
+                            resume = end + 4
+                            self._event = "message"
+                            events.append(self._event_of(self._classify_data(  # past the
+                                data + start + 22, end - start - 22)))  # head: _sdk_frame
+                            start, resume = end + 4, -1
                             continue
                     if start < size and (data[start] == b"\n" or data[start] == b"\r"):
                         end = start  # a blank line (one an event) needs no scan
@@ -314,10 +348,14 @@ cdef class EventStreamParser:
                                 self._field(events, self._line.bytes, 0, self._line.size, False)
                             finally:
                                 _drop(&self._line)
+                    elif end == start:  # a blank line: an event may go to classify
+                        resume = end + (2 if end + 1 < size and data[end] == b"\r"
+                                        and data[end + 1] == b"\n" else 1)
+                        self._field(events, data, start, end, True)
+                        resume = -1
+                        end = _last_line_end(data, end, size)  # those right after: no event
                     else:
                         self._field(events, data, start, end, True)
-                        if end == start:  # a blank line: those right after it have no event
-                            end = _last_line_end(data, end, size)
                 start = end + 1
                 if data[end] == b"\r":  # CR: an LF after it belongs to the same line end
                     if start == size:
@@ -325,17 +363,32 @@ cdef class EventStreamParser:
                     elif data[start] == b"\n":
                         start += 1
             self._keep(events, data, start, size)
+        except BaseException:
+            if resume >= 0:
+                self._consumed(events, data, size, resume)
+            raise
         finally:
             self._has_span = False
             self._chunk = NULL
         return events
 
-    cdef Py_ssize_t _sdk_frame(self, list events, const char* data, Py_ssize_t start,
+    cdef int _consumed(self, list events, const char* data, Py_ssize_t size,
+                       Py_ssize_t resume) except -1:
+        """classify raised on the event whose line end runs up to ``resume``: that event is
+        gone; the events before it and the rest of the chunk wait for the next call, so no
+        event is lost or handed over in part (issue 29)."""
+        self._event = "message"
+        self._after_cr = resume == size and data[size - 1] == b"\r"
+        self._owed = events
+        self._rest = PyBytes_FromStringAndSize(data + resume, size - resume)
+        return 0
+
+    cdef Py_ssize_t _sdk_frame(self, const char* data, Py_ssize_t start,
                                Py_ssize_t size) except -2:
-        """The event at ``start`` when the SDK's server wrote it (``event: message``, one data
-        line, a blank line, each ended with CRLF) and it lies whole in the chunk, with no data
-        held: dispatched as its three lines would be, and where the next line starts; -1 for
-        anything else, which the line-by-line path takes."""
+        """Where the data of the event at ``start`` ends when the SDK's server wrote it
+        (``event: message``, one data line, a blank line, each ended with CRLF) and it lies
+        whole in the chunk, with no data held: the caller dispatches it as its three lines
+        would be; -1 for anything else, which the line-by-line path takes."""
         # The head is _sse_py._SDK_HEAD, written as a literal so that C compares it inline.
         cdef Py_ssize_t value = start + 22
         if (size - value < 4 or self._has_span or self._data.size
@@ -346,9 +399,7 @@ cdef class EventStreamParser:
         if (end < 0 or size - end < 4 or memcmp(data + end, b"\r\n\r\n", 4) != 0
                 or end - value > self._limit):
             return -1
-        self._event = "message"
-        events.append(self._event_of(self._classify_data(data + value, end - value)))
-        return end + 4
+        return end
 
     cdef void _skip(self, bint has_bytes) noexcept:
         """A line of an over-long event ends; a blank one ends the event, undispatched."""

@@ -97,11 +97,17 @@ class EventStreamParser(Generic[T]):
     one stream and one thread: ``feed`` or ``close`` while a ``feed`` of the same parser
     runs (its ``classify`` calling back, or another thread while ``classify`` runs) is a
     ``RuntimeError``.
+
+    When ``classify`` raises, the call raises it and the framing stays intact: the event
+    it was given is consumed, the events already made and the rest of the chunk are kept,
+    and the next ``feed`` (or ``close``) returns them first; ``classify`` only ever gets
+    whole events' data. A ``close`` that raised has ended the stream all the same: call
+    it again for what it still owed.
     """
 
     __slots__ = ("_after_cr", "_at_start", "_busy", "_classify", "_closed", "_data",
                  "_data_prefix", "_discarding", "_event", "_id", "_in_line", "_limit", "_line",
-                 "_retry", "_span")  # fmt: skip
+                 "_owed", "_rest", "_retry", "_span")  # fmt: skip
 
     # For inspect.signature, as the core's: __init__ takes *args to word its own errors.
     __signature__ = Signature([
@@ -152,6 +158,9 @@ class EventStreamParser(Generic[T]):
         self._after_cr = False  # the last chunk ended with CR: an LF first is that line's end
         self._at_start = True  # a BOM may still be arriving
         self._closed = False
+        # After classify raised: the events made before it, and the chunk after its event.
+        self._owed: list[Event] | None = None
+        self._rest: bytes | None = None
         # Held while feed runs (the core's _chunk would be reset under it by a second call):
         # a lock, as a flag's test and set could be split by a thread switch here.
         self._busy = Lock()
@@ -181,81 +190,117 @@ class EventStreamParser(Generic[T]):
             self._busy.release()
 
     def _feed(self, data: bytes) -> list[Event]:
+        events = self._take_owed()
+        if self._rest is not None:  # what a raising classify left of the last chunk
+            data = self._rest + data
+            self._rest = None
         if not data:  # nothing to say, and an LF may still follow a CR
-            return []
+            return events
         if self._at_start:
             data = bytes(self._line) + data
             self._line.clear()
             if len(data) < len(BOM) and BOM.startswith(data):
                 self._line += data  # too short to tell: wait for the next chunk
-                return []
+                return events
             self._at_start = False
             data = data.removeprefix(BOM)
-        return self._lines(data)
+        return self._lines(data, events)
 
     def close(self) -> list[Event[T]]:
-        """End the stream: an unfinished event is discarded (WHATWG), so this gives []."""
+        """End the stream: an unfinished event is discarded (WHATWG), so this gives [] (or
+        what a ``classify`` that raised still owed)."""
         if not self._busy.acquire(blocking=False):
             raise RuntimeError(REENTERED.format("EventStreamParser.close"))
         try:
             self._closed = True
+            events = self._take_owed()
+            if self._rest is not None:
+                rest, self._rest = self._rest, None
+                self._lines(rest, events)
             self._line.clear()
             self._data.clear()
             self._data_prefix = 0
             self._discarding = False
-            return []
+            return events
         finally:
             self._busy.release()
 
-    def _lines(self, data: bytes) -> list[Event]:
-        events: list[Event] = []
+    def _take_owed(self) -> list[Event]:
+        """The events a raising classify kept back, or a new list."""
+        owed, self._owed = self._owed, None
+        return [] if owed is None else owed
+
+    def _lines(self, data: bytes, events: list[Event]) -> list[Event]:
         size = len(data)
         start = 0
+        resume = -1  # where the chunk goes on if classify raises: set around each call of it
         if self._after_cr:
             self._after_cr = False
             start = 1 if data[:1] == b"\n" else 0
-        while True:
-            if self._data_prefix:  # a data line goes on from the last chunk
-                end = self._end_data_line(events, data, start)
-                if end == size:
-                    start = size
-                    break
-            else:
-                if start < size and data[start] == 0x65 and not self._discarding and not self._line:
-                    end = self._sdk_frame(events, data, start)
-                    if end >= 0:
-                        start = end
-                        continue
-                end = _line_end(data, start)
-                if end < 0:
-                    break
-                if self._discarding:
-                    self._skip(end > start)
-                elif self._line:
-                    if len(self._line) + end - start > self._room():  # refused before it
-                        self._refuse_line(events, data, start, end)  # grows past the limit
-                    else:
-                        self._line += memoryview(data)[start:end]
-                        self._field(events, self._line, 0, len(self._line), False)
-                        self._line.clear()
+        try:
+            while True:
+                if self._data_prefix:  # a data line goes on from the last chunk
+                    end = self._end_data_line(events, data, start)
+                    if end == size:
+                        start = size
+                        break
                 else:
-                    self._field(events, data, start, end, True)
-                    if end == start and data[end + 1 : end + 2] in _CR_LF:  # a blank line, and
-                        end = _last_line_end(data, end)  # more: those after it have no event
-            start = end + 1
-            if data[end] == 0x0D:  # CR: an LF after it belongs to the same line end
-                if start == size:
-                    self._after_cr = True
-                elif data[start] == 0x0A:
-                    start += 1
+                    if (start < size and data[start] == 0x65 and not self._discarding
+                            and not self._line):
+                        end = self._sdk_frame(data, start)
+                        if end >= 0:
+                            resume = end + 4
+                            self._event = "message"
+                            value = data[start + len(_SDK_HEAD) : end]
+                            events.append(self._event_of(self._classify_data(value)))
+                            start, resume = end + 4, -1
+                            continue
+                    end = _line_end(data, start)
+                    if end < 0:
+                        break
+                    if self._discarding:
+                        self._skip(end > start)
+                    elif self._line:
+                        if len(self._line) + end - start > self._room():  # refused before it
+                            self._refuse_line(events, data, start, end)  # grows past the limit
+                        else:
+                            self._line += memoryview(data)[start:end]
+                            self._field(events, self._line, 0, len(self._line), False)
+                            self._line.clear()
+                    elif end == start:  # a blank line: an event may go to classify
+                        resume = end + (2 if data[end : end + 2] == b"\r\n" else 1)
+                        self._field(events, data, start, end, True)
+                        resume = -1
+                        if data[end + 1 : end + 2] in _CR_LF:  # more blank lines: no event
+                            end = _last_line_end(data, end)
+                    else:
+                        self._field(events, data, start, end, True)
+                start = end + 1
+                if data[end] == 0x0D:  # CR: an LF after it belongs to the same line end
+                    if start == size:
+                        self._after_cr = True
+                    elif data[start] == 0x0A:
+                        start += 1
+        except BaseException:
+            if resume >= 0:
+                self._consumed(events, data, resume)
+            raise
         self._keep(events, data, start)
         return events
 
-    def _sdk_frame(self, events: list[Event], data: bytes, start: int) -> int:
-        """The event at ``start`` when the SDK's server wrote it (``event: message``, one data
-        line, a blank line, each ended with CRLF) and it lies whole in the chunk, with no data
-        held: dispatched as its three lines would be, and where the next line starts; -1 for
-        anything else, which the line-by-line path takes."""
+    def _consumed(self, events: list[Event], data: bytes, resume: int) -> None:
+        """classify raised on the event whose line end runs up to ``resume``: that event is
+        gone; the events before it and the rest of the chunk wait for the next call, so no
+        event is lost or handed over in part (issue 29)."""
+        self._event = "message"
+        self._after_cr = resume == len(data) and data[-1:] == b"\r"
+        self._owed, self._rest = events, data[resume:]
+
+    def _sdk_frame(self, data: bytes, start: int) -> int:
+        """Where the data of the event at ``start`` ends when the SDK's server wrote it
+        (``event: message``, one data line, a blank line, each ended with CRLF) and it lies
+        whole in the chunk, with no data held: the caller dispatches it as its three lines
+        would be; -1 for anything else, which the line-by-line path takes."""
         if (self._span is not None or self._data or self._limit < _SDK_MIN_LIMIT
                 or not data.startswith(_SDK_HEAD, start)):
             return -1
@@ -263,9 +308,7 @@ class EventStreamParser(Generic[T]):
         end = _line_end(data, value)
         if end < 0 or not data.startswith(b"\r\n\r\n", end) or end - value > self._limit:
             return -1
-        self._event = "message"
-        events.append(self._event_of(self._classify_data(data[value:end])))
-        return end + 4
+        return end
 
     def _skip(self, has_bytes: bool) -> None:
         """A line of an over-long event ends; a blank one ends the event, undispatched."""

@@ -63,6 +63,12 @@ cdef class StreamParser:
     stream and one thread: ``feed`` or ``close`` while a call of the same parser runs (its
     ``classify`` calling back, or another thread while ``classify`` runs) is a
     ``RuntimeError``.
+
+    When ``classify`` raises, the call raises it and the framing stays intact: the line
+    it was given is consumed, the results already made and the rest of the chunk are
+    kept, and the next ``feed`` (or ``close``) returns them first; ``classify`` only ever
+    gets whole lines. A ``close`` that raised has ended the stream all the same: call it
+    again for what it still owed.
     """
 
     # The current line's bytes from earlier chunks (the twin's bytearray). Its allocation
@@ -80,6 +86,9 @@ cdef class StreamParser:
     cdef bint _busy  # feed or close runs (the twin's lock: under the GIL a flag is enough)
     cdef object _classify
     cdef bint _parses  # classify is parse: lines go to the core's C entry point
+    # After classify raised: the results made before it, and the chunk after its line.
+    cdef list _owed
+    cdef bytes _rest
 
     # For inspect.signature: a text signature cannot name parse as a default.
     __signature__ = Signature([
@@ -112,6 +121,7 @@ cdef class StreamParser:
         self._discarding = False
         self._at_start = True
         self._closed = self._busy = False
+        self._owed = self._rest = None
 
     def __dealloc__(self):
         PyMem_Free(self._pending)
@@ -139,6 +149,10 @@ cdef class StreamParser:
     cdef list _feed(self, data):
         cdef Py_buffer view
         cdef Py_ssize_t skip = 0
+        cdef list results = self._take_owed()
+        if self._rest is not None:  # what a raising classify left of the last chunk
+            data = self._rest + bytes(data)
+            self._rest = None
         if self._at_start:
             if self._pending_size:  # an earlier chunk began like a BOM
                 data = PyBytes_FromStringAndSize(self._pending, self._pending_size) + bytes(data)
@@ -147,16 +161,16 @@ cdef class StreamParser:
             try:
                 if view.len < 3 and memcmp(view.buf, BOM, view.len) == 0:
                     self._keep(<const char*>view.buf, view.len)
-                    return []
+                    return results
                 self._at_start = False
                 if view.len >= 3 and memcmp(view.buf, BOM, 3) == 0:
                     skip = 3
-                return self._split(<const char*>view.buf + skip, view.len - skip)
+                return self._split(<const char*>view.buf + skip, view.len - skip, results)
             finally:
                 PyBuffer_Release(&view)
         PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
         try:
-            return self._split(<const char*>view.buf, view.len)
+            return self._split(<const char*>view.buf, view.len, results)
         finally:
             PyBuffer_Release(&view)
 
@@ -164,41 +178,61 @@ cdef class StreamParser:
         """Classify the final line if it had no LF; the parser takes no more input."""
         if self._busy:
             raise RuntimeError(REENTERED.format("StreamParser.close"))
-        if self._closed:
-            return []
         self._closed = True
         self._at_start = False
-        results = []
+        cdef list results = self._take_owed()
+        cdef bytes rest
         self._busy = True
         try:
+            if self._rest is not None:
+                rest, self._rest = self._rest, None
+                self._split(rest, len(rest), results)
             if not self._discarding:
-                self._append(results, self._pending, self._pending_size)
+                try:
+                    self._append(results, self._pending, self._pending_size)
+                except BaseException:
+                    self._drop_pending()
+                    self._owed = results  # for the next close
+                    raise
         finally:
             self._busy = False
         self._drop_pending()
         self._discarding = False
         return results
 
-    cdef list _split(self, const char* data, Py_ssize_t size):
-        cdef list results = []
+    cdef list _take_owed(self):
+        """The results a raising classify kept back, or a new list."""
+        cdef list owed = self._owed
+        self._owed = None
+        return [] if owed is None else owed
+
+    cdef list _split(self, const char* data, Py_ssize_t size, list results):
         cdef Py_ssize_t limit = self._limit
         cdef Py_ssize_t start = 0
-        cdef Py_ssize_t end
+        cdef Py_ssize_t end, line_start
         cdef const char* found = <const char*>memchr(data, ord('\n'), size)
-        while found is not NULL:
-            end = found - data
-            if self._discarding:
-                self._discarding = False
-            elif self._pending_size + end - start > limit:
-                results.append(self._too_long(data + start, end - start))
-            elif self._pending_size:
-                self._keep(data + start, end - start)
-                self._append(results, self._pending, self._pending_size)
-                self._drop_pending()
-            else:
-                self._append(results, data + start, end - start)
-            start = end + 1
-            found = <const char*>memchr(data + start, ord('\n'), size - start)
+        try:
+            while found is not NULL:
+                end = found - data
+                line_start, start = start, end + 1  # consumed, whatever classify does
+                if self._discarding:
+                    self._discarding = False
+                elif self._pending_size + end - line_start > limit:
+                    results.append(self._too_long(data + line_start, end - line_start))
+                elif self._pending_size:
+                    self._keep(data + line_start, end - line_start)
+                    self._append(results, self._pending, self._pending_size)
+                    self._drop_pending()
+                else:
+                    self._append(results, data + line_start, end - line_start)
+                found = <const char*>memchr(data + start, ord('\n'), size - start)
+        except BaseException:
+            # classify raised: its line is gone; what came before it and what follows wait
+            # for the next call, so no line is lost or spliced onto another (issue 29).
+            self._drop_pending()
+            self._owed = results
+            self._rest = PyBytes_FromStringAndSize(data + start, size - start)
+            raise
         if not self._discarding and self._pending_size + size - start > limit:
             results.append(self._too_long(data + start, size - start))
             self._discarding = True

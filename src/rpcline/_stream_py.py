@@ -57,10 +57,16 @@ class StreamParser(Generic[T]):
     stream and one thread: ``feed`` or ``close`` while a call of the same parser runs (its
     ``classify`` calling back, or another thread while ``classify`` runs) is a
     ``RuntimeError``.
+
+    When ``classify`` raises, the call raises it and the framing stays intact: the line
+    it was given is consumed, the results already made and the rest of the chunk are
+    kept, and the next ``feed`` (or ``close``) returns them first; ``classify`` only ever
+    gets whole lines. A ``close`` that raised has ended the stream all the same: call it
+    again for what it still owed.
     """
 
     __slots__ = ("_at_start", "_busy", "_classify", "_closed", "_discarding", "_limit",
-                 "_pending")  # fmt: skip
+                 "_owed", "_pending", "_rest")  # fmt: skip
 
     # For inspect.signature, as the core's: __init__ takes *args to word its own errors.
     __signature__ = Signature([
@@ -102,6 +108,9 @@ class StreamParser(Generic[T]):
         self._discarding = False  # inside an over-long line, dropping bytes up to its LF
         self._at_start = True  # a BOM may still be arriving
         self._closed = False
+        # After classify raised: the results made before it, and the chunk after its line.
+        self._owed: list[Any] | None = None
+        self._rest: bytes | None = None
         # Held while feed or close runs: a lock, as a flag's test and set could be split
         # by a thread switch here (the core's flag cannot: nothing releases the GIL there).
         self._busy = Lock()
@@ -126,53 +135,74 @@ class StreamParser(Generic[T]):
             self._busy.release()
 
     def _feed(self, data: bytes) -> list[T]:
+        results = self._take_owed()
+        if self._rest is not None:  # what a raising classify left of the last chunk
+            data = self._rest + data
+            self._rest = None
         if self._at_start:
             data = bytes(self._pending) + data
             self._drop_pending()
             if len(data) < len(BOM) and BOM.startswith(data):
                 self._keep(data)  # too short to tell: wait for the next chunk
-                return []
+                return results
             self._at_start = False
             if data.startswith(BOM):
                 data = data[len(BOM) :]
-        return self._split(data)
+        return self._split(data, results)
 
     def close(self) -> list[T]:
         """Classify the final line if it had no LF; the parser takes no more input."""
         if not self._busy.acquire(blocking=False):
             raise RuntimeError(REENTERED.format("StreamParser.close"))
         try:
-            if self._closed:
-                return []
             self._closed = True
             self._at_start = False
-            results: list[T] = []
-            if not self._discarding:
-                self._append(results, bytes(self._pending))
+            results = self._take_owed()
+            if self._rest is not None:
+                rest, self._rest = self._rest, None
+                self._split(rest, results)
+            line = b"" if self._discarding else bytes(self._pending)
             self._drop_pending()
             self._discarding = False
+            try:
+                self._append(results, line)
+            except BaseException:
+                self._owed = results  # for the next close
+                raise
             return results
         finally:
             self._busy.release()
 
-    def _split(self, data: bytes) -> list[T]:
-        results: list[T] = []
+    def _take_owed(self) -> list[T]:
+        """The results a raising classify kept back, or a new list."""
+        owed, self._owed = self._owed, None
+        return [] if owed is None else owed
+
+    def _split(self, data: bytes, results: list[T]) -> list[T]:
         limit = self._limit
         start = 0
         end = data.find(b"\n")
-        while end >= 0:
-            if self._discarding:
-                self._discarding = False
-            elif len(self._pending) + end - start > limit:
-                results.append(self._too_long(data, start))
-            elif self._pending:
-                self._keep(data[start:end])
-                self._append(results, bytes(self._pending))
-                self._drop_pending()
-            else:
-                self._append(results, data[start:end])
-            start = end + 1
-            end = data.find(b"\n", start)
+        try:
+            while end >= 0:
+                line_start, start = start, end + 1  # consumed, whatever classify does
+                if self._discarding:
+                    self._discarding = False
+                elif len(self._pending) + end - line_start > limit:
+                    results.append(self._too_long(data, line_start))
+                elif self._pending:
+                    self._keep(data[line_start:end])
+                    line = bytes(self._pending)
+                    self._drop_pending()
+                    self._append(results, line)
+                else:
+                    self._append(results, data[line_start:end])
+                end = data.find(b"\n", start)
+        except BaseException:
+            # classify raised: its line is gone; what came before it and what follows wait
+            # for the next call, so no line is lost or spliced onto another (issue 29).
+            self._drop_pending()
+            self._owed, self._rest = results, data[start:]
+            raise
         if not self._discarding and len(self._pending) + len(data) - start > limit:
             results.append(self._too_long(data, start))
             self._discarding = True
