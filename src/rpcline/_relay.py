@@ -163,6 +163,7 @@ class _Session:
         self.exited: asyncio.Future[None] = loop.create_future()
         self.client_draining: asyncio.Task[None] | None = None
         self.received_since_exit = False
+        self.client_drained_at = 0.0  # when the client last took what was written to it
 
     def connect(self, transport: asyncio.SubprocessTransport) -> None:
         self.transport = transport
@@ -411,6 +412,7 @@ class _Session:
         except (ConnectionError, OSError):
             self.client_gone = True  # what the server says now goes nowhere, but is read
         self.client_draining = None
+        self.client_drained_at = self.loop.time()
         self.resume_server("client output")
         self.resume_client("answers")
 
@@ -434,12 +436,22 @@ class _Session:
         if not self.exited.done():
             self.exited.set_result(None)
         self.received_since_exit = False
+        self.client_drained_at = max(self.client_drained_at, self.loop.time())
         self.loop.call_later(EXIT_GRACE, self._after_exit_grace)
 
     def _after_exit_grace(self) -> None:
         """Still no EOF: something else holds the server's stdout. Stop waiting for it."""
         if self.server_silent.done():
             return
+        stalled = self.loop.time() - self.client_drained_at
+        if "client output" in self.server_paused and stalled > self.drain_timeout:
+            # The server is gone and the client has read nothing for that long: what the
+            # server said last goes nowhere, but its end must be read for the session to end.
+            self.log(f"the client has read nothing for {self.drain_timeout:g} s after the "
+                     "server exited; not waiting for it")
+            self.client_gone = True
+            self.resume_server("client output")
+            self.received_since_exit = True  # now listening: give its end a grace of its own
         if self.received_since_exit or self.server_paused:
             self.received_since_exit = False  # it is still talking, or we are not listening
             self.loop.call_later(EXIT_GRACE, self._after_exit_grace)
