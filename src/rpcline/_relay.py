@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import IO, Any, Final
 
 import rpcline
@@ -393,7 +393,7 @@ class _Session:
             if self.server_congested:
                 self.pause_server("answers")
 
-    def _to_client(self, lines: list[bytes]) -> None:
+    def _to_client(self, lines: Iterable[bytes]) -> None:
         """Write to the client; if its writer is congested, stop reading the server."""
         if self.client_gone:
             return
@@ -429,7 +429,8 @@ class _Session:
         self.answered_all.set()
         if pending:
             self.summary.failed += len(pending)
-            self._to_client([failure(id, "Connection closed", cause) for id in pending])
+            # One at a time: each id's answer is as long as the id (a bounded budget in all).
+            self._to_client(failure(id, "Connection closed", cause) for id in pending)
         self.server_silent.set_result(None)
 
     def server_exited(self) -> None:

@@ -4,7 +4,7 @@ request, the answers the relay makes up, and how lines are written."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 import orjson
@@ -32,7 +32,7 @@ def failure(id: rpcline.RequestId, message: str, cause: str) -> bytes:
         "code": CONNECTION_CLOSED, "message": message, "data": cause}})
 
 
-def write_lines(write: Callable[[bytes], Any], lines: list[bytes]) -> None:
+def write_lines(write: Callable[[bytes], Any], lines: Iterable[bytes]) -> None:
     """Write the lines, each with its LF: short ones joined into one write, long ones alone."""
     batch: list[bytes] = []
     for line in lines:
