@@ -4,8 +4,10 @@
 Every input goes through ``tests/_oracle.py``'s ``check``: ``parse`` in every input form,
 ``parse_lines`` and a chunked ``StreamParser`` on the Cython core and the pure-Python twin,
 compared field by field and against the per-line model (and a ``StreamParser`` whose
-``classify`` raises on some lines: the framing must stay intact), and ``route`` on every block scan
-of long strings the build has (SSE2, AVX2), and through ``tests/_http_oracle.py``'s
+``classify`` raises on some lines: the framing must stay intact), what a relay reads of a
+broken or over-long line (``prefix_refusal``: which pending call a refused server line
+answers), and ``route`` on every block scan of long strings the build has (SSE2, AVX2),
+and through ``tests/_http_oracle.py``'s
 ``check_http``: ``http.check_request`` on the input as a POST (a body, then optionally
 header lines), both implementations, with and without ``tools``, never raising and
 agreeing. A disagreement is an ``AssertionError``, anything else raised is a crash:

@@ -193,6 +193,24 @@ def check_route(data: bytes, c: ModuleType, py: ModuleType) -> None:
         _agree("route vs parse", data, (*got[:4], got[4], reason), from_parse(c.parse(line)))
 
 
+def check_prefix(data: bytes, c: ModuleType, py: ModuleType) -> None:
+    """What a relay reads of a broken or over-long line (``prefix_refusal``): the id and the
+    spans of the members complete in its valid prefix, the core and the twin alike, and
+    nothing beyond the prefix (the whole line's spans, when it is JSON, agree with route's)."""
+    route_c = importlib.import_module(c.__name__.replace("_message", "_route"))
+    route_py = importlib.import_module(py.__name__.replace("_message", "_route"))
+    for cut in (True, False):
+        got = route_c.prefix_refusal(c.ParseError("x"), data, cut)
+        want = route_py.prefix_refusal(py.ParseError("x"), data, cut)
+        _agree(f"prefix_refusal(cut={cut}) Cython vs Python", data,
+               (*describe_route(got)[:3], *describe_route(got)[7:], got.method_span),
+               (*describe_route(want)[:3], *describe_route(want)[7:], want.method_span))
+        whole = route_c.route(data)
+        if whole.kind != "refused" and got.id is not None:
+            _agree(f"prefix_refusal(cut={cut}) vs route", data, (got.id, got.method_span),
+                   (whole.id, whole.method_span))
+
+
 class Raised(Exception):
     """What the raising classify of ``check_raising_stream`` raises."""
 
@@ -248,3 +266,4 @@ def check(data: bytes, c: tuple[ModuleType, ModuleType],
     check_stream(data, c, py)
     check_raising_stream(data, c, py)
     check_route(data, c[0], py[0])
+    check_prefix(data, c[0], py[0])
