@@ -510,6 +510,7 @@ def test_constructors_take_keywords(impl):
     assert impl.Refused(error=impl.ParseError(reason="r"), id=None).error.reason == "r"
 
 
+@pytest.mark.c_extension
 def test_a_refusal_holds_an_error_of_its_own_implementation(c_module, py_module):
     with pytest.raises(TypeError, match="must be ProtocolError, not ParseError"):
         py_module.Refused(1, c_module.ParseError("x"))
