@@ -2,8 +2,9 @@
 
 Exit status: 0 when nothing was refused, 1 when something was (check), 2 for usage
 errors and unreadable files, with one line on stderr and no traceback. The subcommands
-live in ``_cli_check`` (check, classify), ``_cli_bench`` (bench, sample) and
-``_proxy_cli`` (proxy); ``_cli_inputs`` reads files, ``_cli_shared`` holds the rest.
+live in ``_cli_check`` (check, classify), ``_cli_bench`` (bench, sample), ``_proxy_cli``
+(proxy) and ``_serve_cli`` (serve); ``_cli_inputs`` reads files, ``_cli_shared`` holds the
+rest.
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ def __dir__() -> list[str]:
 
 DESCRIPTION = """\
 Check, classify and bench newline-delimited JSON-RPC 2.0 / MCP traffic, write a sample
-of it, or relay a stdio MCP server. `rpcline COMMAND --help` tells more of each."""
+of it, relay a stdio MCP server, or serve one over Streamable HTTP. `rpcline COMMAND
+--help` tells more of each."""
 
 STATUS = """\
 0  success: nothing was refused
 1  check saw a refused line
 2  a file could not be read, or the command line is wrong
-(proxy exits with its server's status)"""
+(proxy exits with its server's status; serve with 0 when stopped)"""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -64,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="rpcline", description=DESCRIPTION, formatter_class=HelpFormatter,
         epilog=epilog(STATUS, "rpcline sample 1000 | rpcline check",
                       "rpcline check --json session.jsonl",
-                      "rpcline proxy -- python -m my_mcp_server"),
+                      "rpcline proxy -- python -m my_mcp_server",
+                      "rpcline serve -- python -m my_mcp_server"),
     )
     parser.add_argument(
         "--version", action="version", help="print the version and the implementation in use",
@@ -75,9 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
     _cli_check.add_parsers(commands)
     _cli_bench.add_parsers(commands)
 
-    from rpcline import _proxy_cli  # asyncio and the relay load only with the command
+    from rpcline import _proxy_cli, _serve_cli  # asyncio and the relay load only with them
 
     _proxy_cli.add_parser(commands, positive_int)
+    _serve_cli.add_parser(commands, positive_int)
     for sub in commands.choices.values():  # each sub-command reports its own errors
         sub.set_defaults(parser=sub)
     return parser

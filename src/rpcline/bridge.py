@@ -1,0 +1,337 @@
+"""A Streamable HTTP gateway for a stdio MCP server: many clients of both eras, shared children.
+
+    from rpcline.bridge import StdioBridge
+    app = StdioBridge(["python", "-m", "my_server"], children=1, request_timeout=None)
+
+``StdioBridge`` is an ASGI 3 app serving MCP at ``/mcp``. Requests are forwarded as bytes to
+a pool of stdio children with ids of the child's own (``Route.with_id``), and each answer
+goes back to its caller with its own id. The era of a request is the SDK's (its
+``MCP-Protocol-Version`` header): 2026-07-28 requests are checked by ``http.Guard``'s ladder
+and forwarded one by one; 2025-era clients get sessions (``initialize``,
+``Mcp-Session-Id``, a GET stream, DELETE), answered from one handshake the bridge makes with
+each child itself. A child speaks one era for good, so each era has its own children.
+``rpcline serve`` runs it under uvicorn. docs/serve.md says where a shared child differs
+from a child of one's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Final
+
+import rpcline
+from rpcline import _bridge_lines as lines
+from rpcline import http
+from rpcline._bridge_http import (JSON, Headers, Receive, Send, accepts, answer_call, read_body,
+                                  refuse, respond, stream)
+from rpcline._bridge_sessions import LEVELS, Session, Sessions, param
+from rpcline._child import Call, Child, Limits, child_environment
+from rpcline._guard import HANDSHAKE_PROTOCOL_VERSIONS, _modern
+from rpcline._pool import HANDSHAKE_TIMEOUT, Pool
+from rpcline._relay_lines import failure
+from rpcline._proxy_types import (DEFAULT_KILL_AFTER, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING,
+                                  DEFAULT_MAX_PENDING_BYTES)
+
+__all__ = ("LOCALHOST_HOSTS", "LOCALHOST_ORIGINS", "StdioBridge")
+
+# The SDK's DNS-rebinding defaults for a server bound to localhost.
+LOCALHOST_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+LOCALHOST_ORIGINS: Final = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+SESSION_HEADER: Final = b"mcp-session-id"
+CLIENT_INFO: Final = {"name": "rpcline-serve", "version": rpcline.__version__}
+NEWEST_HANDSHAKE: Final = HANDSHAKE_PROTOCOL_VERSIONS[-1]
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+class StdioBridge:
+    """The ASGI app: ``command`` (a stdio MCP server) for every HTTP client at ``path``.
+
+    ``children`` copies of the command per era share the calls (the fewest in flight
+    first); ``request_timeout`` seconds (None: none) bound each call; the line, pending and
+    body bounds are the proxy's and the Guard's, per child. ``env`` names the environment
+    variables passed to children (beyond ``PATH``, ``HOME`` and the locale). ``token``: a
+    bearer token every request must carry. ``allowed_hosts`` / ``allowed_origins``: the
+    DNS-rebinding allow-lists, localhost by default (``None`` turns them off).
+    """
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        children: int = 1,
+        request_timeout: float | None = None,
+        env: Iterable[str] = (),
+        cwd: str | None = None,
+        path: str = "/mcp",
+        token: str | None = None,
+        allowed_hosts: Iterable[str] | None = LOCALHOST_HOSTS,
+        allowed_origins: Iterable[str] | None = LOCALHOST_ORIGINS,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        max_pending: int = DEFAULT_MAX_PENDING,
+        max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
+        max_body_bytes: int = 4 * 1024 * 1024,
+        kill_after: float = DEFAULT_KILL_AFTER,
+        record: str | None = None,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        if isinstance(command, str) or not command:
+            raise TypeError("command must be a non-empty sequence of str (the program and "
+                            "its arguments)")
+        if type(children) is not int or children < 1:
+            raise ValueError(f"children must be an int >= 1, not {children!r}")
+        self.path = path
+        self.log = log or _stderr
+        self._token = None if token is None else token.encode()
+        self.max_body_bytes = max_body_bytes
+        limits = Limits(max_line_bytes, max_pending, max_pending_bytes, request_timeout,
+                        kill_after)  # fmt: skip
+        shared = dict(limits=limits, env=child_environment(list(env)), cwd=cwd, log=self.log,
+                      record=record)  # fmt: skip
+        self.modern = Pool("2026", command, children, on_notification=self._from_modern,
+                           **shared)  # type: ignore[arg-type]
+        self.legacy = Pool("2025", command, children, on_notification=self._from_legacy,
+                           prepare=self._handshake, **shared)  # type: ignore[arg-type]
+        self.sessions = Sessions()
+        self.initialized: rpcline.Route | None = None  # a legacy child's initialize answer
+        self._handshake_params: dict[str, Any] | None = None
+        self._child_level: str | None = None
+        self._guard = http.Guard(self._serve, max_body_bytes=max_body_bytes,
+                                 allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
+
+    # --- ASGI -----------------------------------------------------------------------------------
+
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            return await self._lifespan(receive, send)
+        if scope["type"] != "http":
+            return None
+        if scope["path"].rstrip("/") != self.path.rstrip("/"):
+            return await respond(send, 404, b"Not Found", [(b"content-type", b"text/plain")])
+        if self._token is not None and not self._authorized(scope["headers"]):
+            return await respond(send, 401, b"Unauthorized", [
+                (b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")])
+        return await self._guard(scope, receive, send)
+
+    async def aclose(self) -> None:
+        """Stop every child (input closed, then SIGTERM, then SIGKILL) and end the sessions."""
+        for session in list(self.sessions.open.values()):
+            self.sessions.close(session)
+        await asyncio.gather(self.modern.stop(), self.legacy.stop())
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    def _authorized(self, headers: Headers) -> bool:
+        value = next((v for k, v in headers if k == b"authorization"), b"")
+        scheme, _, given = value.partition(b" ")
+        assert self._token is not None
+        return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self._token)
+
+    async def _serve(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        headers = scope["headers"]
+        if _modern(headers):
+            return await self._modern(scope["method"], headers, receive, send)
+        session_id = next((v for k, v in headers if k == SESSION_HEADER), None)
+        session = None
+        if session_id is not None:
+            session = self.sessions.open.get(session_id.decode("latin-1"))
+            if session is None:
+                return await refuse(send, 404, "Not Found: Invalid or expired session ID")
+        method = scope["method"]
+        if method == "POST":
+            return await self._legacy_post(session, headers, receive, send)
+        if session is None:
+            return await refuse(send, 400, "Bad Request: Missing session ID")
+        if method == "GET":
+            return await self._legacy_get(session, headers, receive, send)
+        if method == "DELETE":
+            self._end(session)
+            return await respond(send, 200, b"", [])
+        return await refuse(send, 405, "Method Not Allowed",
+                            headers=[(b"allow", b"GET, POST, DELETE")])
+
+    # --- 2026-07-28: one request, one answer ------------------------------------------------------
+
+    async def _modern(self, method: str, headers: Headers, receive: Receive, send: Send) -> None:
+        if method != "POST":
+            return await respond(send, 405, b"", [(b"allow", b"POST")])
+        if not accepts(headers)[0]:
+            return await respond(send, 406, b"", [])
+        body = await read_body(receive, self.max_body_bytes)  # the Guard's, replayed
+        if body is None:
+            return None
+        r = rpcline.route(body)  # the Guard checked it: a request or a notification
+        if r.kind != "request":
+            return await respond(send, 202, b"", [])
+        await self._call(self.modern, r, receive, send, [], self._modern_status)
+
+    @staticmethod
+    def _modern_status(answer: bytes) -> int:
+        return lines.error_status(rpcline.route(answer))
+
+    def _from_modern(self, child: Child, r: rpcline.Route) -> None:
+        """A 2026 child's notification that is no call's progress: no session to send it to
+        (a stateless client asks for change notices with ``subscriptions/listen``)."""
+
+    # --- 2025: sessions ---------------------------------------------------------------------------
+
+    async def _legacy_post(self, session: Session | None, headers: Headers, receive: Receive,
+                           send: Send) -> None:
+        json_ok, sse_ok = accepts(headers)
+        if not (json_ok and sse_ok):
+            return await refuse(send, 406, "Not Acceptable: Client must accept both "
+                                "application/json and text/event-stream")
+        body = await read_body(receive, self.max_body_bytes)
+        if body is None:
+            return await refuse(send, 413, "Request body too large")
+        r = rpcline.route(body)
+        if r.kind == "refused":
+            assert r.error is not None
+            return await respond(send, 400, rpcline.error_response(rpcline.Refused(r.id, r.error)))
+        if session is None:
+            if r.method != "initialize" or r.kind != "request":
+                return await refuse(send, 400, "Bad Request: Missing session ID")
+            return await self._initialize(r, receive, send)
+        header = [(SESSION_HEADER, session.id.encode())]
+        if r.kind == "notification":
+            self._legacy_notification(session, r)
+            return await respond(send, 202, b"", header)
+        if r.kind == "response":  # to a request no shared child sends a client: dropped
+            return await respond(send, 202, b"", header)
+        if r.method == "logging/setLevel":
+            return await self._set_level(session, r, send, header)
+        if r.method == "resources/unsubscribe":
+            session.subscriptions.discard(param(body, "uri"))
+            if self.sessions.subscribed(param(body, "uri")):  # others still want it
+                return await respond(send, 200, _empty_result(r), [JSON, *header])
+        elif r.method == "resources/subscribe":
+            uri = param(body, "uri")
+            if type(uri) is str:
+                session.subscriptions.add(uri)
+        await self._call(self.legacy, r, receive, send, header, None, session)
+
+    async def _initialize(self, r: rpcline.Route, receive: Receive, send: Send) -> None:
+        """A new session: answered from the handshake the bridge made with a legacy child."""
+        if self._handshake_params is None:
+            line = r.line
+            assert type(line) is bytes
+            asked = param(line, "protocolVersion")
+            self._handshake_params = {
+                "protocolVersion": asked if asked in HANDSHAKE_PROTOCOL_VERSIONS
+                else NEWEST_HANDSHAKE,
+                "capabilities": {},  # no sampling, elicitation, roots: no caller to ask
+                "clientInfo": CLIENT_INFO}  # fmt: skip
+        child = await self.legacy.pick()
+        if self.initialized is None:
+            message = child.gone or "the server did not answer the handshake"
+            return await respond(send, 200, failure(r.id, "Connection closed", message))
+        session = self.sessions.new()
+        header = [(SESSION_HEADER, session.id.encode())]
+        await respond(send, 200, self.initialized.with_id(r.id), [JSON, *header])
+
+    async def _handshake(self, child: Child) -> None:
+        """The bridge's own ``initialize`` with a new legacy child (``Pool.prepare``)."""
+        assert self._handshake_params is not None
+        call = child.ask("initialize", self._handshake_params)
+        await asyncio.wait_for(call.wait(), HANDSHAKE_TIMEOUT)
+        assert call.answer is not None
+        answer = rpcline.route(call.answer)
+        if answer.kind != "response" or answer.result_span is None:
+            raise RuntimeError(f"the server refused the handshake: {call.answer[:200]!r}")
+        self.initialized = answer
+        child.write(lines.notification("notifications/initialized"))
+        if self._child_level is not None:
+            child.ask("logging/setLevel", {"level": self._child_level})
+
+    async def _legacy_get(self, session: Session, headers: Headers, receive: Receive,
+                          send: Send) -> None:
+        if not accepts(headers)[1]:
+            return await refuse(send, 406, "Not Acceptable: Client must accept text/event-stream")
+        if session.streaming:
+            return await refuse(send, 409, "Conflict: Only one SSE stream is allowed per session")
+        session.streaming = True
+        try:
+            await stream(session.mailbox, receive, send, [(SESSION_HEADER, session.id.encode())])
+        finally:
+            session.streaming = False
+            if session.id in self.sessions.open:
+                session.mailbox = Call(None)  # a new stream starts afresh
+
+    def _legacy_notification(self, session: Session, r: rpcline.Route) -> None:
+        """``notifications/cancelled`` names the session's own id: the child is told its
+        own. ``initialized`` was the bridge's to send; the rest concern the shared child
+        alone and are not forwarded (roots changes: no shared child asks for roots)."""
+        if r.method == "notifications/cancelled":
+            line = r.line
+            assert type(line) is bytes
+            call = session.calls.get(lines.cancelled_request(line))
+            if call is not None and call.owner is not None:
+                call.owner.cancel(call, "the client cancelled it")
+                call.finish(b"")
+
+    async def _set_level(self, session: Session, r: rpcline.Route, send: Send,
+                         header: Headers) -> None:
+        line = r.line
+        assert type(line) is bytes
+        level = param(line, "level")
+        if level not in LEVELS:
+            return await respond(send, 200, lines.error(r.id, -32602, f"Invalid level: {level!r}"),
+                                 [JSON, *header])
+        session.level = level
+        wanted = self.sessions.child_level()
+        if wanted != self._child_level:
+            self._child_level = wanted
+            for child in self.legacy.children:
+                if child.running:
+                    child.ask("logging/setLevel", {"level": wanted})
+        await respond(send, 200, _empty_result(r), [JSON, *header])
+
+    def _from_legacy(self, child: Child, r: rpcline.Route) -> None:
+        method = r.method
+        assert method is not None and type(r.line) is bytes
+        self.sessions.deliver(method, r.line)
+
+    def _end(self, session: Session) -> None:
+        self.sessions.close(session)
+        for call in list(session.calls.values()):
+            if call.owner is not None:
+                call.owner.cancel(call, "the client ended its session")
+            call.finish(b"")
+
+    # --- one call, either era -----------------------------------------------------------------------
+
+    async def _call(self, pool: Pool, r: rpcline.Route, receive: Receive, send: Send,
+                    headers: Headers, status_of: Callable[[bytes], int] | None,
+                    session: Session | None = None) -> None:
+        child = await pool.pick()
+        await child.writable()
+        call = Call(r.id)
+        if session is not None:
+            session.calls[r.id] = call
+        try:
+            child.forward(r, call)
+            await answer_call(child, call, receive, send, headers, status_of)
+        finally:
+            if session is not None and session.calls.get(r.id) is call:
+                del session.calls[r.id]
+
+
+def _empty_result(r: rpcline.Route) -> bytes:
+    return lines.result(r.id, {})
+
+
+def _stderr(message: str) -> None:
+    print(f"rpcline serve: {message}", file=sys.stderr, flush=True)
