@@ -86,7 +86,7 @@ class StdioBridge:
         if type(children) is not int or children < 1:
             raise ValueError(f"children must be an int >= 1, not {children!r}")
         self.path = path
-        self.log = log or _stderr
+        self.log = _stderr if log is None else log
         self._token = None if token is None else token.encode()
         self.max_body_bytes = max_body_bytes
         limits = Limits(max_line_bytes, max_pending, max_pending_bytes, request_timeout,
