@@ -114,6 +114,7 @@ from rpcline._readers import read_messages  # noqa: E402  (built on StreamParser
 _SUBMODULES: frozenset[str] = frozenset(
     {
         "aio",
+        "bridge",
         "corpus",
         "http",
         "proxy",
@@ -124,6 +125,7 @@ _SUBMODULES: frozenset[str] = frozenset(
 
 if TYPE_CHECKING:  # mypy sees the submodules as attributes, and no __getattr__ hiding typos
     from rpcline import aio as aio
+    from rpcline import bridge as bridge
     from rpcline import corpus as corpus
     from rpcline import http as http
     from rpcline import proxy as proxy

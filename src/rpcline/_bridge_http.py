@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, Final
+from collections.abc import Callable, Iterable
+from typing import Final
 
 import orjson
 
 from rpcline import _bridge_lines as lines
 from rpcline._child import Call, Child
+from rpcline._guard import Receive, Scope, Send
 
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
+__all__ = ("Receive", "Scope", "Send")  # the Guard's ASGI types, for the bridge too
 Headers = list[tuple[bytes, bytes]]
 
 JSON: Final = (b"content-type", b"application/json")

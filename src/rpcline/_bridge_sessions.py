@@ -12,6 +12,7 @@ says.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from typing import Any, Final
 
 import orjson
@@ -37,7 +38,7 @@ class Session:
     def wants_log(self, level: object) -> bool:
         if self.level is None or level not in LEVELS:
             return True
-        return LEVELS.index(level) >= LEVELS.index(self.level)  # type: ignore[arg-type]
+        return LEVELS.index(level) >= LEVELS.index(self.level)
 
 
 class Sessions:
@@ -66,7 +67,7 @@ class Sessions:
 
     def deliver(self, method: str, line: bytes) -> None:
         """A child's notification to the sessions it concerns."""
-        targets = self.open.values()
+        targets: Iterable[Session] = self.open.values()
         if method == "notifications/resources/updated":
             uri = param(line, "uri")
             targets = [s for s in targets if uri in s.subscriptions]

@@ -51,7 +51,7 @@ class Call:
     __slots__ = ("caller_id", "child_id", "owner", "token", "notes", "note_bytes", "answer",
                  "_waiter", "_timer")
 
-    def __init__(self, caller_id: rpcline.RequestId) -> None:
+    def __init__(self, caller_id: rpcline.RequestId | None) -> None:
         self.caller_id = caller_id
         self.child_id = 0
         self.owner: Child | None = None  # the child it was forwarded to
@@ -373,11 +373,13 @@ class Child:
 
     def _progress(self, r: rpcline.Route) -> bool:
         """Progress for a call in flight goes to its caller, with the caller's token."""
-        token = lines.progress_token(r.line)
+        line = r.line
+        assert type(line) is bytes
+        token = lines.progress_token(line)
         call = self.calls.get(token) if type(token) is int else None
         if call is None or call.token is None:
             return False
-        call.note(lines.with_token(r.line, call.token))
+        call.note(lines.with_token(line, call.token))
         return True
 
     def _refused(self, r: rpcline.Route) -> None:

@@ -4,7 +4,7 @@ request, the answers the relay makes up, and how lines are written."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 import orjson
@@ -26,7 +26,7 @@ CANCELLED: Final = "notifications/cancelled"
 JOIN_BYTES: Final = 64 * 1024
 
 
-def failure(id: rpcline.RequestId, message: str, cause: str) -> bytes:
+def failure(id: rpcline.RequestId | None, message: str, cause: str) -> bytes:
     """The -32000 error line (no LF) that answers a request nobody else will answer."""
     return orjson.dumps({"jsonrpc": "2.0", "id": id, "error": {
         "code": CONNECTION_CLOSED, "message": message, "data": cause}})
@@ -75,7 +75,7 @@ def readable(r: rpcline.Route) -> rpcline.Route:
     return prefix_refusal(r.error, line, False)
 
 
-def answered_id(r: rpcline.Route, pending: Pending) -> rpcline.RequestId | None:
+def answered_id(r: rpcline.Route, pending: Container[Any]) -> rpcline.RequestId | None:
     """The pending request a refused line is the answer to, one that cannot be delivered.
 
     What can be read of it (``readable``) names a pending id and no ``method``, and it is

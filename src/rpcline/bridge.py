@@ -25,8 +25,8 @@ from typing import Any, Final
 import rpcline
 from rpcline import _bridge_lines as lines
 from rpcline import http
-from rpcline._bridge_http import (JSON, Headers, Receive, Send, accepts, answer_call, read_body,
-                                  refuse, respond, stream)
+from rpcline._bridge_http import (JSON, Headers, Receive, Scope, Send, accepts, answer_call,
+                                  read_body, refuse, respond, stream)
 from rpcline._bridge_sessions import LEVELS, Session, Sessions, param
 from rpcline._child import Call, Child, Limits, child_environment
 from rpcline._guard import HANDSHAKE_PROTOCOL_VERSIONS, _modern
@@ -106,7 +106,7 @@ class StdioBridge:
 
     # --- ASGI -----------------------------------------------------------------------------------
 
-    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             return await self._lifespan(receive, send)
         if scope["type"] != "http":
@@ -140,7 +140,7 @@ class StdioBridge:
         assert self._token is not None
         return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self._token)
 
-    async def _serve(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = scope["headers"]
         if _modern(headers):
             return await self._modern(scope["method"], headers, receive, send)
@@ -225,6 +225,7 @@ class StdioBridge:
 
     async def _initialize(self, r: rpcline.Route, receive: Receive, send: Send) -> None:
         """A new session: answered from the handshake the bridge made with a legacy child."""
+        assert r.id is not None  # a request
         if self._handshake_params is None:
             line = r.line
             assert type(line) is bytes
@@ -318,6 +319,7 @@ class StdioBridge:
                     session: Session | None = None) -> None:
         child = await pool.pick()
         await child.writable()
+        assert r.id is not None  # a request
         call = Call(r.id)
         if session is not None:
             session.calls[r.id] = call
