@@ -11,7 +11,10 @@ says.
 
 from __future__ import annotations
 
-import uuid
+import hashlib
+import hmac
+import secrets
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -19,6 +22,7 @@ import orjson
 
 from rpcline._child import Call
 
+ENDED_KEPT: Final = 100_000  # ended ids a keyed bridge remembers, to refuse them again
 LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -27,8 +31,8 @@ class Session:
 
     __slots__ = ("id", "mailbox", "streaming", "calls", "subscriptions", "level")
 
-    def __init__(self) -> None:
-        self.id = uuid.uuid4().hex
+    def __init__(self, id: str) -> None:
+        self.id = id
         self.mailbox = Call(None)  # notifications for its GET stream, bounded as progress is
         self.streaming = False  # a GET stream is open (one at most, as the SDK allows)
         self.calls: dict[Any, Call] = {}  # in flight, by the session's own id
@@ -42,19 +46,46 @@ class Session:
 
 
 class Sessions:
-    """Every open 2025-era session, and the subscriptions and log levels they share."""
+    """Every open 2025-era session, and the subscriptions and log levels they share.
 
-    def __init__(self) -> None:
+    With a ``key``, a session id carries its own signature (HMAC-SHA256), so every bridge
+    sharing the key takes a session another one opened: a load balancer may then send a
+    session wherever a hash of its id says, from its second request on. Without one, an
+    id this bridge did not give out is unknown (404), as in the SDK.
+    """
+
+    def __init__(self, key: bytes | None = None) -> None:
+        self.key = key
         self.open: dict[str, Session] = {}
+        self.ended: OrderedDict[str, None] = OrderedDict()
 
     def new(self) -> Session:
-        session = Session()
-        self.open[session.id] = session
+        id = secrets.token_hex(16)
+        if self.key is not None:
+            id = f"{id}.{self._signature(id)}"
+        session = self.open[id] = Session(id)
+        return session
+
+    def find(self, id: str) -> Session | None:
+        """The open session ``id``, or one another bridge with the key opened."""
+        session = self.open.get(id)
+        if session is None and self.key is not None and id not in self.ended:
+            nonce, _, signature = id.partition(".")
+            if hmac.compare_digest(signature, self._signature(nonce)):
+                session = self.open[id] = Session(id)
         return session
 
     def close(self, session: Session) -> None:
         self.open.pop(session.id, None)
         session.mailbox.finish(b"")
+        if self.key is not None:
+            self.ended[session.id] = None
+            if len(self.ended) > ENDED_KEPT:
+                self.ended.popitem(last=False)
+
+    def _signature(self, nonce: str) -> str:
+        assert self.key is not None
+        return hmac.new(self.key, nonce.encode(), hashlib.sha256).hexdigest()
 
     def subscribed(self, uri: str) -> bool:
         """Whether any session is subscribed to ``uri``."""

@@ -50,6 +50,9 @@ def add_parser(commands: Any, positive: Any) -> None:
     serve.add_argument("--token-env", metavar="VAR",
                        help="require 'Authorization: Bearer TOKEN', TOKEN read from the "
                             "environment variable VAR")
+    serve.add_argument("--session-key-env", metavar="VAR",
+                       help="sign session ids with the key in the environment variable VAR: "
+                            "instances sharing it take each other's sessions (scale-out)")
     serve.add_argument("--env", action="append", metavar="VAR",
                        help="an environment variable to pass to COMMAND; repeatable (only "
                             "PATH, HOME and the locale pass otherwise)")
@@ -74,11 +77,12 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
     if not _loopback(args.host) and (hosts is None or origins is None):
         return _usage(f"binding {args.host} serves other machines: name the Host and Origin "
                       "headers to accept with --allow-host and --allow-origin")
-    token = None
-    if args.token_env is not None:
-        token = os.environ.get(args.token_env)
-        if not token:
-            return _usage(f"--token-env {args.token_env}: that variable is not set or empty")
+    secrets = {}
+    for option, var in (("token", args.token_env), ("session-key", args.session_key_env)):
+        if var is not None:
+            secrets[option] = os.environ.get(var)
+            if not secrets[option]:
+                return _usage(f"--{option}-env {var}: that variable is not set or empty")
     try:
         import uvicorn
     except ImportError:
@@ -87,7 +91,7 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
 
     app = bridge.StdioBridge(
         command, children=args.children, request_timeout=args.request_timeout,
-        env=args.env or (), token=token,
+        env=args.env or (), token=secrets.get("token"), session_key=secrets.get("session-key"),
         allowed_hosts=bridge.LOCALHOST_HOSTS if hosts is None else hosts,
         allowed_origins=bridge.LOCALHOST_ORIGINS if origins is None else origins,
         max_line_bytes=args.max_line_bytes or proxy.DEFAULT_MAX_LINE_BYTES,

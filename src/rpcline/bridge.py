@@ -56,7 +56,8 @@ class StdioBridge:
     first); ``request_timeout`` seconds (None: none) bound each call; the line, pending and
     body bounds are the proxy's and the Guard's, per child. ``env`` names the environment
     variables passed to children (beyond ``PATH``, ``HOME`` and the locale). ``token``: a
-    bearer token every request must carry. ``allowed_hosts`` / ``allowed_origins``: the
+    bearer token every request must carry. ``session_key``: bridges that share it take
+    each other's 2025-era sessions (for scale-out, docs/serve.md). ``allowed_hosts`` / ``allowed_origins``: the
     DNS-rebinding allow-lists, localhost by default (``None`` turns them off).
     """
 
@@ -70,6 +71,7 @@ class StdioBridge:
         cwd: str | None = None,
         path: str = "/mcp",
         token: str | None = None,
+        session_key: str | None = None,
         allowed_hosts: Iterable[str] | None = LOCALHOST_HOSTS,
         allowed_origins: Iterable[str] | None = LOCALHOST_ORIGINS,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
@@ -97,9 +99,12 @@ class StdioBridge:
                            **shared)  # type: ignore[arg-type]
         self.legacy = Pool("2025", command, children, on_notification=self._from_legacy,
                            prepare=self._handshake, **shared)  # type: ignore[arg-type]
-        self.sessions = Sessions()
+        self.sessions = Sessions(None if session_key is None else session_key.encode())
         self.initialized: rpcline.Route | None = None  # a legacy child's initialize answer
-        self._handshake_params: dict[str, Any] | None = None
+        # The bridge's own initialize: no sampling, elicitation or roots (no caller to ask);
+        # the version the first session asks for, when it is the first to need a child.
+        self._handshake_params: dict[str, Any] = {
+            "protocolVersion": NEWEST_HANDSHAKE, "capabilities": {}, "clientInfo": CLIENT_INFO}
         self._child_level: str | None = None
         self._guard = http.Guard(self._serve, max_body_bytes=max_body_bytes,
                                  allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
@@ -147,7 +152,7 @@ class StdioBridge:
         session_id = next((v for k, v in headers if k == SESSION_HEADER), None)
         session = None
         if session_id is not None:
-            session = self.sessions.open.get(session_id.decode("latin-1"))
+            session = self.sessions.find(session_id.decode("latin-1"))
             if session is None:
                 return await refuse(send, 404, "Not Found: Invalid or expired session ID")
         method = scope["method"]
@@ -226,15 +231,11 @@ class StdioBridge:
     async def _initialize(self, r: rpcline.Route, receive: Receive, send: Send) -> None:
         """A new session: answered from the handshake the bridge made with a legacy child."""
         assert r.id is not None  # a request
-        if self._handshake_params is None:
-            line = r.line
-            assert type(line) is bytes
-            asked = param(line, "protocolVersion")
-            self._handshake_params = {
-                "protocolVersion": asked if asked in HANDSHAKE_PROTOCOL_VERSIONS
-                else NEWEST_HANDSHAKE,
-                "capabilities": {},  # no sampling, elicitation, roots: no caller to ask
-                "clientInfo": CLIENT_INFO}  # fmt: skip
+        line = r.line
+        assert type(line) is bytes
+        asked = param(line, "protocolVersion")
+        if self.initialized is None and asked in HANDSHAKE_PROTOCOL_VERSIONS:
+            self._handshake_params["protocolVersion"] = asked
         child = await self.legacy.pick()
         if self.initialized is None:
             message = child.gone or "the server did not answer the handshake"
@@ -245,7 +246,6 @@ class StdioBridge:
 
     async def _handshake(self, child: Child) -> None:
         """The bridge's own ``initialize`` with a new legacy child (``Pool.prepare``)."""
-        assert self._handshake_params is not None
         call = child.ask("initialize", self._handshake_params)
         await asyncio.wait_for(call.wait(), HANDSHAKE_TIMEOUT)
         assert call.answer is not None
