@@ -68,19 +68,21 @@ async def read_body(receive: Receive, limit: int) -> bytes | None:
 
 
 async def answer_call(child: Child, call: Call, receive: Receive, send: Send,
-                      headers: Headers, status_of: Callable[[bytes], int] | None) -> None:
+                      headers: Headers, status_of: Callable[[bytes], int] | None,
+                      translate: Callable[[bytes], bytes] | None = None) -> None:
     """Send ``call``'s answer as JSON, or its progress and answer as an SSE stream.
 
     ``status_of`` maps a JSON answer to its HTTP status (the 2026-07-28 table); None: 200.
+    ``translate`` changes the answer first (a handshake-era child's, for a 2026 client).
     """
     watcher = asyncio.ensure_future(_until_disconnect(receive))
     watcher.add_done_callback(lambda _: _gone(child, call))
     try:
         await call.wait()
         if not call.notes:
-            assert call.answer is not None
-            status = 200 if status_of is None else status_of(call.answer)
-            await respond(send, status, call.answer, [JSON, *headers])
+            answer = _final(call, translate)
+            status = 200 if status_of is None else status_of(answer)
+            await respond(send, status, answer, [JSON, *headers])
             return
         await send({"type": "http.response.start", "status": 200,
                     "headers": [*SSE_HEADERS, *headers]})
@@ -88,13 +90,18 @@ async def answer_call(child: Child, call: Call, receive: Receive, send: Send,
             events = b"".join(lines.sse_event(note) for note in call.take_notes())
             if call.answer is not None and not call.notes:
                 await send({"type": "http.response.body",
-                            "body": events + lines.sse_event(call.answer)})
+                            "body": events + lines.sse_event(_final(call, translate))})
                 return
             if events:
                 await send({"type": "http.response.body", "body": events, "more_body": True})
             await call.wait()
     finally:
         watcher.cancel()
+
+
+def _final(call: Call, translate: Callable[[bytes], bytes] | None) -> bytes:
+    assert call.answer is not None
+    return call.answer if translate is None or not call.answer else translate(call.answer)
 
 
 async def _until_disconnect(receive: Receive) -> None:

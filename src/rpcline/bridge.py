@@ -17,12 +17,14 @@ from a child of one's own.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 import rpcline
+from rpcline import _bridge_eras as eras
 from rpcline import _bridge_lines as lines
 from rpcline import http
 from rpcline._bridge_http import (JSON, Headers, Receive, Scope, Send, accepts, answer_call,
@@ -96,7 +98,8 @@ class StdioBridge:
         shared = dict(limits=limits, env=child_environment(list(env)), cwd=cwd, log=self.log,
                       record=record)  # fmt: skip
         self.modern = Pool("2026", command, children, on_notification=self._from_modern,
-                           **shared)  # type: ignore[arg-type]
+                           prepare=self._discover, **shared)  # type: ignore[arg-type]
+        self.handshake_only = False  # the command answered no server/discover
         self.legacy = Pool("2025", command, children, on_notification=self._from_legacy,
                            prepare=self._handshake, **shared)  # type: ignore[arg-type]
         self.sessions = Sessions(None if session_key is None else session_key.encode())
@@ -181,7 +184,34 @@ class StdioBridge:
         r = rpcline.route(body)  # the Guard checked it: a request or a notification
         if r.kind != "request":
             return await respond(send, 202, b"", [])
-        await self._call(self.modern, r, receive, send, [], self._modern_status)
+        if not self.handshake_only:
+            child = await self.modern.pick()  # its first start finds out
+            if not self.handshake_only:
+                return await self._call(child, r, receive, send, [], self._modern_status)
+        await self._translated(r, receive, send)
+
+    async def _discover(self, child: Child) -> None:
+        """``Pool.prepare`` of a 2026 child: ``server/discover``, to know it speaks 2026."""
+        call = child.ask("server/discover", eras.PROBE_PARAMS)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(call.wait(), eras.PROBE_TIMEOUT)
+        if not eras.answered_discover(call.answer):
+            self.handshake_only = True
+            self.log("the server answers no server/discover: it speaks the 2025 handshake "
+                     "era only; its 2025-era children serve 2026-07-28 requests (docs/serve.md)")
+            raise RuntimeError("a handshake-era server")
+
+    async def _translated(self, r: rpcline.Route, receive: Receive, send: Send) -> None:
+        """A 2026-07-28 request for a handshake-era server (``_bridge_eras``)."""
+        assert r.id is not None and r.method is not None
+        if r.method in eras.UNTRANSLATED:
+            return await respond(send, 404, eras.untranslated(r.id, r.method))
+        child = await self.legacy.pick()
+        if r.method == "server/discover" and self.initialized is not None:
+            return await respond(send, 200, eras.discover_result(self.initialized, r.id))
+        method = r.method
+        await self._call(child, r, receive, send, [], self._modern_status,
+                         translate=lambda answer: eras.completed(answer, method))
 
     @staticmethod
     def _modern_status(answer: bytes) -> int:
@@ -226,7 +256,7 @@ class StdioBridge:
             uri = param(body, "uri")
             if type(uri) is str:
                 session.subscriptions.add(uri)
-        await self._call(self.legacy, r, receive, send, header, None, session)
+        await self._call(await self.legacy.pick(), r, receive, send, header, None, session)
 
     async def _initialize(self, r: rpcline.Route, receive: Receive, send: Send) -> None:
         """A new session: answered from the handshake the bridge made with a legacy child."""
@@ -314,10 +344,10 @@ class StdioBridge:
 
     # --- one call, either era -----------------------------------------------------------------------
 
-    async def _call(self, pool: Pool, r: rpcline.Route, receive: Receive, send: Send,
+    async def _call(self, child: Child, r: rpcline.Route, receive: Receive, send: Send,
                     headers: Headers, status_of: Callable[[bytes], int] | None,
-                    session: Session | None = None) -> None:
-        child = await pool.pick()
+                    session: Session | None = None,
+                    translate: Callable[[bytes], bytes] | None = None) -> None:
         await child.writable()
         assert r.id is not None  # a request
         call = Call(r.id)
@@ -325,7 +355,7 @@ class StdioBridge:
             session.calls[r.id] = call
         try:
             child.forward(r, call)
-            await answer_call(child, call, receive, send, headers, status_of)
+            await answer_call(child, call, receive, send, headers, status_of, translate)
         finally:
             if session is not None and session.calls.get(r.id) is call:
                 del session.calls[r.id]
