@@ -48,8 +48,8 @@ class Limits:
 class Call:
     """One request forwarded to a child: its answer, and the progress that came first."""
 
-    __slots__ = ("caller_id", "child_id", "owner", "token", "notes", "note_bytes", "answer",
-                 "_waiter", "_timer")
+    __slots__ = ("caller_id", "child_id", "owner", "token", "notes", "note_bytes", "dropped",
+                 "answer", "_waiter", "_timer")
 
     def __init__(self, caller_id: rpcline.RequestId | None) -> None:
         self.caller_id = caller_id
@@ -58,16 +58,21 @@ class Call:
         self.token: Any = None  # the caller's progress token, when it asked for progress
         self.notes: deque[bytes] = deque()
         self.note_bytes = 0
+        self.dropped = 0  # notes past the bound, never delivered
         self.answer: bytes | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
 
     def note(self, line: bytes) -> None:
         """A notification for this caller, held until it reads it (bounded, see above)."""
-        if self.answer is None and self.note_bytes + len(line) <= NOTE_BYTES:
-            self.notes.append(line)
-            self.note_bytes += len(line)
-            self._wake()
+        if self.answer is not None:
+            return
+        if self.note_bytes + len(line) > NOTE_BYTES:
+            self.dropped += 1
+            return
+        self.notes.append(line)
+        self.note_bytes += len(line)
+        self._wake()
 
     def finish(self, line: bytes) -> None:
         """The answer (the caller's id in it): the last thing this call receives."""

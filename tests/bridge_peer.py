@@ -1,0 +1,48 @@
+"""A scripted stdio MCP server for tests/test_bridge_sessions.py: ``python bridge_peer.py``.
+
+Every line it receives is appended to the file named by ``PEER_LOG`` (when set). It answers
+``initialize`` with a fixed result, and ``tools/call`` by its tool's name: ``notify`` writes
+each message of ``arguments.messages`` first (notifications the test wants the bridge to
+deliver), then answers; ``wait`` never answers; anything else is answered ``{}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+LOG = os.environ.get("PEER_LOG")
+INITIALIZED = {"protocolVersion": "2025-11-25", "serverInfo": {"name": "bridge-peer", "version": "1"},
+               "capabilities": {"tools": {"listChanged": True}, "logging": {},
+                                "resources": {"subscribe": True}}}
+
+
+def send(message: dict) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def main() -> None:
+    log = open(LOG, "a", buffering=1) if LOG else None  # noqa: SIM115
+    for line in sys.stdin:
+        if log:
+            log.write(line)
+        message = json.loads(line)
+        if "id" not in message or "method" not in message:
+            continue
+        id, method, params = message["id"], message["method"], message.get("params") or {}
+        if method == "initialize":
+            send({"jsonrpc": "2.0", "id": id, "result": INITIALIZED})
+        elif method == "tools/call" and params.get("name") == "wait":
+            continue
+        elif method == "tools/call" and params.get("name") == "notify":
+            for note in params["arguments"]["messages"]:
+                send(note)
+            send({"jsonrpc": "2.0", "id": id, "result": {"content": []}})
+        else:
+            send({"jsonrpc": "2.0", "id": id, "result": {}})
+
+
+if __name__ == "__main__":
+    main()
