@@ -35,6 +35,7 @@ pytestmark = pytest.mark.anyio
 HERE = Path(__file__).parent
 SERVER = [sys.executable, str(HERE / "sdk_server.py")]
 PEER = [sys.executable, str(HERE / "proxy_peer.py")]
+SCRIPTED = [sys.executable, str(HERE / "bridge_peer.py")]  # its tool "wait" never answers
 V = "2026-07-28"
 ACCEPT = "application/json, text/event-stream"
 
@@ -141,35 +142,38 @@ async def test_a_child_that_dies_fails_its_call_and_is_started_again() -> None:
     finally:
         await app.aclose()
     assert log.started("2026") == 2
+    assert log[-1] == ("2 calls forwarded (1 failed by the bridge), 0 sessions opened, "
+                       "children started: 2 for 2026-07-28, 0 for the 2025 era")
 
 
 async def test_a_hung_child_is_bounded_by_the_request_timeout(tmp_path: Path,
                                                                monkeypatch: Any) -> None:
     received = tmp_path / "received.jsonl"
     monkeypatch.setenv("PEER_LOG", str(received))
-    app = StdioBridge([*PEER, "deaf"], request_timeout=0.5, env=["PEER_LOG"])
+    app = StdioBridge(SCRIPTED, request_timeout=0.5, env=["PEER_LOG"])
     try:
         async with serving(app, timeout=30) as url, httpx.AsyncClient(timeout=10) as http:
-            body, headers = call_tool("mine", "echo", {"text": "x"})
+            body, headers = call_tool("mine", "wait", {})
             response = await http.post(url, content=body, headers=headers)
     finally:
         await app.aclose()
     answer = response.json()
     assert answer["id"] == "mine" and answer["error"]["message"] == "Request timed out"
-    sent = [orjson.loads(line) for line in received.read_bytes().splitlines()]
-    assert sent[0]["id"] == 1 and sent[0]["method"] == "tools/call"  # the child's own id
+    probe, *sent = [orjson.loads(line) for line in received.read_bytes().splitlines()]
+    assert probe["id"] == 1 and probe["method"] == "server/discover"  # the bridge's own
+    assert sent[0]["id"] == 2 and sent[0]["method"] == "tools/call"  # the child's own id
     assert sent[1]["method"] == "notifications/cancelled"
-    assert sent[1]["params"]["requestId"] == 1
+    assert sent[1]["params"]["requestId"] == 2
 
 
 async def test_a_client_that_leaves_cancels_its_call(tmp_path: Path, monkeypatch: Any) -> None:
     received = tmp_path / "received.jsonl"
     monkeypatch.setenv("PEER_LOG", str(received))
-    app = StdioBridge([*PEER, "deaf"], env=["PEER_LOG"])
+    app = StdioBridge(SCRIPTED, env=["PEER_LOG"])
     try:
         async with serving(app, timeout=30) as url:
             async with httpx.AsyncClient(timeout=httpx.Timeout(5, read=0.5)) as http:
-                body, headers = call_tool(7, "slow", {"seconds": 60})
+                body, headers = call_tool(7, "wait", {})
                 with pytest.raises(httpx.ReadTimeout):
                     await http.post(url, content=body, headers=headers)
             for _ in range(100):
@@ -180,7 +184,9 @@ async def test_a_client_that_leaves_cancels_its_call(tmp_path: Path, monkeypatch
     finally:
         await app.aclose()
     sent = [orjson.loads(line) for line in received.read_bytes().splitlines()]
-    assert [m.get("method") for m in sent] == ["tools/call", "notifications/cancelled"]
+    assert [m.get("method") for m in sent] == [
+        "server/discover", "tools/call", "notifications/cancelled"]
+    sent = sent[1:]
     assert sent[1]["params"]["requestId"] == sent[0]["id"]
 
 
@@ -199,7 +205,8 @@ async def test_callers_ids_are_their_own_whatever_the_child_saw(tmp_path: Path,
         await app.aclose()
     assert [r.json()["id"] for r in responses] == ids
     child_ids = [orjson.loads(line)["id"] for line in received.read_bytes().splitlines()]
-    assert sorted(child_ids) == list(range(1, len(ids) + 1))  # unique on the child
+    assert child_ids[0] == 1  # the bridge's own server/discover, answered: a 2026 child
+    assert sorted(child_ids[1:]) == list(range(2, len(ids) + 2))  # unique on the child
 
 
 @pytest.mark.parametrize(("headers", "status"), [

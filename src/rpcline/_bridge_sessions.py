@@ -58,12 +58,14 @@ class Sessions:
         self.key = key
         self.open: dict[str, Session] = {}
         self.ended: OrderedDict[str, None] = OrderedDict()
+        self.opened = 0  # sessions opened here, in all
 
     def new(self) -> Session:
         id = secrets.token_hex(16)
         if self.key is not None:
             id = f"{id}.{self._signature(id)}"
         session = self.open[id] = Session(id)
+        self.opened += 1
         return session
 
     def find(self, id: str) -> Session | None:
@@ -73,6 +75,7 @@ class Sessions:
             nonce, _, signature = id.partition(".")
             if hmac.compare_digest(signature, self._signature(nonce)):
                 session = self.open[id] = Session(id)
+        self.opened += 1
         return session
 
     def close(self, session: Session) -> None:

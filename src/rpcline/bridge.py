@@ -127,10 +127,22 @@ class StdioBridge:
         return await self._guard(scope, receive, send)
 
     async def aclose(self) -> None:
-        """Stop every child (input closed, then SIGTERM, then SIGKILL) and end the sessions."""
+        """Stop every child (input closed, then SIGTERM, then SIGKILL) and end the sessions;
+        the summary goes to the log."""
         for session in list(self.sessions.open.values()):
             self.sessions.close(session)
         await asyncio.gather(self.modern.stop(), self.legacy.stop())
+        self.log(self.summary())
+
+    def summary(self) -> str:
+        """One line: calls forwarded and failed, sessions, child starts per era."""
+        children = [*self.modern.children, *self.legacy.children]
+        forwarded = sum(child.forwarded for child in children)
+        failed = sum(child.failed for child in children)
+        return (f"{forwarded} calls forwarded ({failed} failed by the bridge), "
+                f"{self.sessions.opened} sessions opened, children started: "
+                f"{sum(c.generation for c in self.modern.children)} for 2026-07-28, "
+                f"{sum(c.generation for c in self.legacy.children)} for the 2025 era")
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
