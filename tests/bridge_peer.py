@@ -3,7 +3,8 @@
 Every line it receives is appended to the file named by ``PEER_LOG`` (when set). It answers
 ``initialize`` with a fixed result, and ``tools/call`` by its tool's name: ``notify`` writes
 each message of ``arguments.messages`` first (notifications the test wants the bridge to
-deliver), then answers; ``wait`` never answers; anything else is answered ``{}``.
+deliver), then answers; ``wait`` never answers; ``broken`` answers with invalid UTF-8;
+anything else is answered ``{}``.
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ def main() -> None:
             send({"jsonrpc": "2.0", "id": id, "result": INITIALIZED})
         elif method == "tools/call" and params.get("name") == "wait":
             continue
+        elif method == "tools/call" and params.get("name") == "broken":
+            sys.stdout.flush()
+            sys.stdout.buffer.write(b'{"jsonrpc":"2.0","id":%s,"result":"\xff"}\n'
+                                    % json.dumps(id).encode())
+            sys.stdout.buffer.flush()
         elif method == "tools/call" and params.get("name") == "notify":
             for note in params["arguments"]["messages"]:
                 send(note)

@@ -190,6 +190,21 @@ async def test_a_client_that_leaves_cancels_its_call(tmp_path: Path, monkeypatch
     assert sent[1]["params"]["requestId"] == sent[0]["id"]
 
 
+async def test_a_broken_answer_fails_its_call_and_is_recorded(tmp_path: Path) -> None:
+    app = StdioBridge(SCRIPTED, record=str(tmp_path / "rec"))
+    try:
+        async with serving(app, timeout=30) as url, httpx.AsyncClient(timeout=10) as http:
+            body, headers = call_tool("b", "broken", {})
+            answer = (await http.post(url, content=body, headers=headers)).json()
+    finally:
+        await app.aclose()
+    assert answer["id"] == "b" and answer["error"]["message"] == "Invalid response from the server"
+    sent = (tmp_path / "rec.2026-1.client.jsonl").read_bytes().splitlines()
+    wrote = (tmp_path / "rec.2026-1.server.jsonl").read_bytes().splitlines()
+    assert [orjson.loads(line)["method"] for line in sent] == ["server/discover", "tools/call"]
+    assert wrote[1] == b'{"jsonrpc":"2.0","id":2,"result":"\xff"}'  # as the child wrote it
+
+
 async def test_callers_ids_are_their_own_whatever_the_child_saw(tmp_path: Path,
                                                                 monkeypatch: Any) -> None:
     received = tmp_path / "received.jsonl"
@@ -327,3 +342,38 @@ def test_serve_refuses_to_bind_beyond_loopback_without_allow_lists(capsys: Any) 
     assert "--allow-host" in capsys.readouterr().err
     os.environ.pop("RPCLINE_TEST_NO_TOKEN", None)
     assert main(["serve", "--token-env", "RPCLINE_TEST_NO_TOKEN", "--", "true"]) == 2
+
+
+def test_rpcline_serve_serves_then_stops_its_children_on_sigterm() -> None:
+    import re
+    import signal
+    import socket
+    import subprocess
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    serve = subprocess.Popen([sys.executable, "-m", "rpcline", "serve", "--port", str(port),
+                              "--", *SERVER], stderr=subprocess.PIPE, text=True)
+    try:
+        body, headers = call_tool(1, "echo", {"text": "over the wire"})
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                answer = httpx.post(f"http://127.0.0.1:{port}/mcp", content=body,
+                                    headers=headers, timeout=20).json()
+                break
+            except httpx.ConnectError:
+                assert time.monotonic() < deadline and serve.poll() is None
+                time.sleep(0.1)
+        serve.send_signal(signal.SIGTERM)
+        _, err = serve.communicate(timeout=30)
+    finally:
+        serve.kill()
+    assert answer["result"]["content"][0]["text"] == "over the wire"
+    assert serve.returncode == -signal.SIGTERM  # uvicorn re-raises it, after a clean shutdown
+    pid = int(re.search(r"2026-1: started \S+ \(pid (\d+)\)", err).group(1))  # type: ignore[union-attr]
+    assert "1 calls forwarded (0 failed by the bridge)" in err.splitlines()[-1]
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # reaped: not even a zombie

@@ -18,8 +18,9 @@ era), each with an id of the child's own; answers go back with the caller's id. 
 that exits fails its calls with -32000 and is started again. Logs go to stderr."""
 
 STATUS = """\
-0  stopped by SIGINT or SIGTERM
-2  uvicorn is not installed, or the command line is wrong"""
+2  uvicorn is not installed, or the command line is wrong
+(stopped by SIGINT or SIGTERM, it stops its children, then ends by that signal, as
+uvicorn does)"""
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 

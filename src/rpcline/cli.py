@@ -34,7 +34,7 @@ STATUS = """\
 0  success: nothing was refused
 1  check saw a refused line
 2  a file could not be read, or the command line is wrong
-(proxy exits with its server's status; serve with 0 when stopped)"""
+(proxy exits with its server's status; serve ends by the signal that stopped it)"""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
