@@ -4,7 +4,8 @@ Every line it receives is appended to the file named by ``PEER_LOG`` (when set).
 ``initialize`` with a fixed result, and ``tools/call`` by its tool's name: ``notify`` writes
 each message of ``arguments.messages`` first (notifications the test wants the bridge to
 deliver), then answers; ``wait`` never answers; ``broken`` answers with invalid UTF-8;
-anything else is answered ``{}``.
+``close`` closes its stdout and sleeps (alive, silent for good); anything else is
+answered ``{}``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 LOG = os.environ.get("PEER_LOG")
 INITIALIZED = {"protocolVersion": "2025-11-25", "serverInfo": {"name": "bridge-peer", "version": "1"},
@@ -37,6 +39,10 @@ def main() -> None:
             send({"jsonrpc": "2.0", "id": id, "result": INITIALIZED})
         elif method == "tools/call" and params.get("name") == "wait":
             continue
+        elif method == "tools/call" and params.get("name") == "close":
+            sys.stdout.close()
+            os.close(1)
+            time.sleep(3600)
         elif method == "tools/call" and params.get("name") == "broken":
             sys.stdout.flush()
             sys.stdout.buffer.write(b'{"jsonrpc":"2.0","id":%s,"result":"\xff"}\n'

@@ -146,6 +146,26 @@ async def test_a_child_that_dies_fails_its_call_and_is_started_again() -> None:
                        "children started: 2 for 2026-07-28, 0 for the 2025 era")
 
 
+async def test_a_child_that_closes_its_output_fails_its_calls_and_is_stopped() -> None:
+    log = Log()
+    app = StdioBridge(SCRIPTED, log=log)
+    try:
+        async with serving(app, timeout=30) as url, httpx.AsyncClient(timeout=10) as http:
+            body, headers = call_tool(1, "close", {})
+            answer = (await http.post(url, content=body, headers=headers)).json()
+            pid = app.modern.children[0].transport.get_pid()  # type: ignore[union-attr]
+            await asyncio.sleep(0.5)  # its backoff after the kill
+            body, headers = call_tool(2, "echo", {})
+            again = (await http.post(url, content=body, headers=headers)).json()
+    finally:
+        await app.aclose()
+    assert answer["error"]["data"] == "the server closed its output"
+    assert again["result"] == {}  # a new child
+    assert "2026-1: the server closed its output; stopping it" in log
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
 async def test_a_hung_child_is_bounded_by_the_request_timeout(tmp_path: Path,
                                                                monkeypatch: Any) -> None:
     received = tmp_path / "received.jsonl"

@@ -253,14 +253,24 @@ class Child:
     def output_closed(self) -> None:
         self.output_done = True
         self._from_child(self.parser.close())
-        if self.gone is None:  # alive, but nothing more can come from it: it is broken
-            self.gone = "the server closed its output"
-            self.log(f"{self.name}: {self.gone}; stopping it")
-            assert self.transport is not None
-            with contextlib.suppress(ProcessLookupError):
-                self.transport.kill()
-        elif self.transport is not None and self.transport.get_returncode() is not None:
-            self._fail_all(self.gone)
+        if self.gone is not None and self.transport is not None:
+            if self.transport.get_returncode() is not None:  # its exit came first
+                self._fail_all(self.gone)
+        else:  # usually exiting: its exit is reported within a moment (``exited``)
+            asyncio.get_running_loop().call_later(EXIT_GRACE, self._silent, self.generation)
+
+    def _silent(self, generation: int) -> None:
+        """Its output closed ``EXIT_GRACE`` ago and it still runs: nothing more can come
+        from it, so it is of no use. Not killed sooner: signalling a process that has just
+        exited would reap it before asyncio's watcher does (which then reports 255)."""
+        assert self.transport is not None
+        if generation != self.generation or self.transport.get_returncode() is not None:
+            return
+        self.gone = "the server closed its output"
+        self.log(f"{self.name}: {self.gone}; stopping it")
+        self._fail_all(self.gone)
+        with contextlib.suppress(ProcessLookupError):
+            self.transport.kill()
 
     def input_full(self, full: bool) -> None:
         loop = asyncio.get_running_loop()
@@ -275,6 +285,8 @@ class Child:
     def forward(self, r: rpcline.Route, call: Call) -> bool:
         """Write the request ``r`` for ``call``; False when it is answered here instead (the
         child is gone, or a bound is reached: ``call.answer`` says which)."""
+        if self.gone is None and self.output_done:
+            self.gone = "the server closed its output"
         if self.gone is not None:
             call.finish(failure(call.caller_id, "Connection closed", self.gone))
             return False
