@@ -153,7 +153,7 @@ async def test_a_child_that_closes_its_output_fails_its_calls_and_is_stopped() -
         async with serving(app, timeout=30) as url, httpx.AsyncClient(timeout=10) as http:
             body, headers = call_tool(1, "close", {})
             answer = (await http.post(url, content=body, headers=headers)).json()
-            pid = app.modern.children[0].transport.get_pid()  # type: ignore[union-attr]
+            pid = app.modern.children[0].child.pid
             await asyncio.sleep(0.5)  # its backoff after the kill
             body, headers = call_tool(2, "echo", {})
             again = (await http.post(url, content=body, headers=headers)).json()

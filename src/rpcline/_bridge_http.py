@@ -15,8 +15,8 @@ from typing import Final
 import orjson
 
 from rpcline import _bridge_lines as lines
-from rpcline._child import Call, Child
 from rpcline._guard import Receive, Scope, Send
+from rpcline._shared_child import Call, SharedChild
 
 __all__ = ("Receive", "Scope", "Send")  # the Guard's ASGI types, for the bridge too
 Headers = list[tuple[bytes, bytes]]
@@ -67,7 +67,7 @@ async def read_body(receive: Receive, limit: int) -> bytes | None:
             return b"".join(chunks)
 
 
-async def answer_call(child: Child, call: Call, receive: Receive, send: Send,
+async def answer_call(child: SharedChild, call: Call, receive: Receive, send: Send,
                       headers: Headers, status_of: Callable[[bytes], int] | None,
                       translate: Callable[[bytes], bytes] | None = None) -> None:
     """Send ``call``'s answer as JSON, or its progress and answer as an SSE stream.
@@ -109,7 +109,7 @@ async def _until_disconnect(receive: Receive) -> None:
         pass
 
 
-def _gone(child: Child, call: Call) -> None:
+def _gone(child: SharedChild, call: Call) -> None:
     """The client left before its answer: the child is told (``notifications/cancelled``)."""
     if call.answer is None:
         child.cancel(call, "the client closed its response stream")

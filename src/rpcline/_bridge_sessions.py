@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import orjson
 
-from rpcline._child import Call
+from rpcline._shared_child import Call
 
 ENDED_KEPT: Final = 100_000  # ended ids a keyed bridge remembers, to refuse them again
 LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")

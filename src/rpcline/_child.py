@@ -1,14 +1,11 @@
-"""A stdio child shared by many callers (``rpcline.bridge``), and the calls waiting on it.
+"""A stdio child process and its pipes: what every relay of rpcline has in common.
 
-Each request is written with an id of the child's own, so callers that chose the same id
-never meet; the answer goes back to its ``Call`` with the caller's id put back, the rest of
-its bytes as the child wrote them. The relay's rules hold per child: lines bounded by
-``max_line_bytes``, calls in flight by ``max_pending`` and their ids by
-``max_pending_bytes``; a broken answer fails its call (``answered_id``, the proxy's rule);
-a child that exits fails every call on it with -32000 naming why, and is started again, after
-a backoff, for the calls after; a call past ``request_timeout`` is answered -32000 and
-cancelled on the child. A call's progress waits for its caller, bounded: past
-``NOTE_BYTES`` it is dropped (progress is advisory; the answer is never dropped).
+``rpcline proxy`` relays one client to one child (``_relay``); ``rpcline.bridge`` shares
+children among many callers (``_shared_child``). Both are a ``Child``: the process, its
+stdin written in lines, its stdout framed into routed lines (``StreamParser(classify=
+route)``, bounded by ``max_line_bytes``), the record of both, reading paused for as many
+reasons as there are, and the end: input closed, then SIGTERM, then SIGKILL. What a line
+means, and who it goes to, is the ``ChildEvents`` of whoever owns the child.
 """
 
 from __future__ import annotations
@@ -16,91 +13,62 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections import deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Final
+import signal
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Final, Protocol
 
 import rpcline
-from rpcline import _bridge_lines as lines
-from rpcline._pending import Pending
-from rpcline._proxy_types import (DEFAULT_KILL_AFTER, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING,
-                                  DEFAULT_MAX_PENDING_BYTES)
-from rpcline._relay import EXIT_GRACE, _Recorder
-from rpcline._relay_lines import answered_id, failure, is_null_id_error, write_lines
+from rpcline._relay_lines import write_lines
 
-NOTE_BYTES: Final = 1024 * 1024  # progress held for one caller that does not read it
-MAX_BACKOFF: Final = 30.0  # seconds between restarts of a child that keeps dying
-STABLE_AFTER: Final = 10.0  # a child that ran this long starts its backoff afresh
+# Variables a child gets whatever it is told: what finding programs and text needs.
+BASE_ENVIRONMENT: Final = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
 
 
-@dataclass(frozen=True)
-class Limits:
-    """The bounds every child of a bridge keeps (the proxy's, per child)."""
+class Pauses:
+    """Why a reader is paused: ``pause`` runs when the first reason comes, ``resume`` when
+    the last one goes (each reason is over on its own: a full pipe, a congested peer)."""
 
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
-    max_pending: int = DEFAULT_MAX_PENDING
-    max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES
-    request_timeout: float | None = None
-    kill_after: float = DEFAULT_KILL_AFTER
+    def __init__(self, pause: Callable[[], None], resume: Callable[[], None]) -> None:
+        self._pause, self._resume = pause, resume
+        self.reasons: set[str] = set()
+
+    def __bool__(self) -> bool:
+        return bool(self.reasons)
+
+    def __contains__(self, reason: str) -> bool:
+        return reason in self.reasons
+
+    def add(self, reason: str) -> None:
+        if not self.reasons:
+            self._pause()
+        self.reasons.add(reason)
+
+    def discard(self, reason: str) -> None:
+        if reason in self.reasons:
+            self.reasons.discard(reason)
+            if not self.reasons:
+                self._resume()
 
 
-class Call:
-    """One request forwarded to a child: its answer, and the progress that came first."""
+class Recorder(Protocol):
+    client: Any
+    server: Any
 
-    __slots__ = ("caller_id", "child_id", "owner", "token", "notes", "note_bytes", "dropped",
-                 "answer", "_waiter", "_timer")
+    def write(self, file: Any, data: bytes) -> None: ...
 
-    def __init__(self, caller_id: rpcline.RequestId | None) -> None:
-        self.caller_id = caller_id
-        self.child_id = 0
-        self.owner: Child | None = None  # the child it was forwarded to
-        self.token: Any = None  # the caller's progress token, when it asked for progress
-        self.notes: deque[bytes] = deque()
-        self.note_bytes = 0
-        self.dropped = 0  # notes past the bound, never delivered
-        self.answer: bytes | None = None
-        self._waiter: asyncio.Future[None] | None = None
-        self._timer: asyncio.TimerHandle | None = None
 
-    def note(self, line: bytes) -> None:
-        """A notification for this caller, held until it reads it (bounded, see above)."""
-        if self.answer is not None:
-            return
-        if self.note_bytes + len(line) > NOTE_BYTES:
-            self.dropped += 1
-            return
-        self.notes.append(line)
-        self.note_bytes += len(line)
-        self._wake()
+class ChildEvents(Protocol):
+    """What the owner of a ``Child`` is told, as it happens."""
 
-    def finish(self, line: bytes) -> None:
-        """The answer (the caller's id in it): the last thing this call receives."""
-        if self.answer is None:
-            self.answer = line
-            if self._timer is not None:
-                self._timer.cancel()
-            self._wake()
+    def child_lines(self, routes: list[Any]) -> None: ...  # routed lines of its stdout
 
-    async def wait(self) -> None:
-        """Until there is a note or the answer to read."""
-        while not self.notes and self.answer is None:
-            self._waiter = asyncio.get_running_loop().create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
+    def child_output_closed(self) -> None: ...  # its stdout's EOF, after its last lines
 
-    def take_notes(self) -> list[bytes]:
-        taken = list(self.notes)
-        self.notes.clear()
-        self.note_bytes = 0
-        return taken
+    def child_input_closed(self) -> None: ...  # its stdin is gone
 
-    def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+    def child_exited(self) -> None: ...
+
+    def child_input_full(self, full: bool) -> None: ...  # its stdin pipe is full, or not
 
 
 class _Pipes(asyncio.SubprocessProtocol):
@@ -124,8 +92,14 @@ class _Pipes(asyncio.SubprocessProtocol):
             self.child.from_child(data)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd == 1 and self._current():
+        if not self._current():
+            return
+        if fd == 1:
+            if exc is not None:
+                self.child.log(f"{self.child.name} output failed: {exc}")
             self.child.output_closed()
+        elif fd == 0:
+            self.child.events.child_input_closed()
 
     def process_exited(self) -> None:
         if self._current():
@@ -141,296 +115,140 @@ class _Pipes(asyncio.SubprocessProtocol):
 
 
 class Child:
-    """One copy of the command: its process, the calls in flight on it, its restarts.
+    """One command as a process: started (again, after an exit) by ``start``."""
 
-    ``on_notification(child, route)`` receives each notification that is not a call's
-    progress (the bridge sends it to the sessions it concerns).
-    """
-
-    def __init__(self, name: str, command: Sequence[str], *, limits: Limits,
-                 env: dict[str, str] | None, cwd: str | None, log: Callable[[str], None],
-                 on_notification: Callable[[Child, rpcline.Route], None],
-                 record: str | None = None) -> None:
+    def __init__(self, name: str, command: Sequence[str], events: ChildEvents, *,
+                 max_line_bytes: int, recorder: Recorder, log: Callable[[str], None],
+                 env: dict[str, str] | None = None, cwd: str | None = None,
+                 new_session: bool = False, record_input: bool = True) -> None:
         self.name = name
         self.command = list(command)
-        self.limits = limits
-        self.env, self.cwd = env, cwd
+        self.events = events
+        self.max_line_bytes = max_line_bytes
+        self.recorder = recorder
         self.log = log
-        self.on_notification = on_notification
-        self.recorder = _Recorder(None if record is None else f"{record}.{name}", log)
-        self.calls: dict[int, Call] = {}  # by the child's id for them
-        self.bounds = Pending(limits.max_pending, limits.max_pending_bytes)  # the callers' ids
-        self.next_id = 0
+        self.env, self.cwd, self.new_session = env, cwd, new_session
+        self.record_input = record_input  # the record's client file: what it was sent
+        self.generation = 0  # processes started so far
+        self.parser = rpcline.StreamParser(max_line_bytes, classify=rpcline.route)
         self.transport: asyncio.SubprocessTransport | None = None
         self.stdin: asyncio.WriteTransport | None = None
-        self.parser = rpcline.StreamParser(limits.max_line_bytes, classify=rpcline.route)
-        self.gone: str | None = "not started"  # why the child takes no calls now, or None
-        self.started_at = 0.0
-        self.restart_at = 0.0  # not before this loop time
-        self.failures = 0  # exits in a row, each doubling the backoff
+        self.stdout: asyncio.ReadTransport | None = None
         self.output_done = False  # its stdout reached EOF
-        self.generation = 0  # processes started so far
-        self.congested: asyncio.Future[None] | None = None  # while its stdin pipe is full
-        self.forwarded = self.failed = 0
-
-    # --- life ---------------------------------------------------------------------------------
-
-    @property
-    def running(self) -> bool:
-        return self.gone is None
-
-    def restart_in(self) -> float:
-        """Seconds until this child may be started again (0: now)."""
-        return max(0.0, self.restart_at - asyncio.get_running_loop().time())
+        self.input_congested = False  # its stdin pipe is full
+        self.paused = Pauses(self._pause_reading, self._resume_reading)  # why it is not read
+        self.exited_now: asyncio.Future[None] | None = None  # done when the process exits
 
     async def start(self) -> None:
         """Start the command (``OSError`` when it cannot be run)."""
         loop = asyncio.get_running_loop()
-        self.parser = rpcline.StreamParser(self.limits.max_line_bytes, classify=rpcline.route)
-        if self.recorder.prefix is not None and self.recorder.client is None:
-            self.recorder.__enter__()
         # All set before it runs: its first bytes, or its exit, may come before we resume.
         self.generation += 1
-        self.gone, self.output_done, self.stdin = None, False, None
-        self.started_at = loop.time()
-        try:
-            transport, _ = await loop.subprocess_exec(
-                lambda: _Pipes(self), *self.command, stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE, stderr=None, env=self.env, cwd=self.cwd,
-                start_new_session=True)  # its own group: the bridge passes signals on itself
-        except OSError as error:
-            self.gone = f"cannot run {self.command[0]}: {error.strerror or error}"
-            self.restart_at = loop.time() + MAX_BACKOFF
-            raise
-        self.connected(transport)
-        self.log(f"{self.name}: started {self.command[0]} (pid {transport.get_pid()})")
+        self.parser = rpcline.StreamParser(self.max_line_bytes, classify=rpcline.route)
+        self.stdin = self.stdout = None
+        self.output_done = self.input_congested = False
+        self.paused = Pauses(self._pause_reading, self._resume_reading)
+        self.exited_now = loop.create_future()
+        await loop.subprocess_exec(
+            lambda: _Pipes(self), *self.command, stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, stderr=None, env=self.env, cwd=self.cwd,
+            start_new_session=self.new_session)
 
     def connected(self, transport: asyncio.SubprocessTransport) -> None:
         self.transport = transport
-        stdin = transport.get_pipe_transport(0)
+        stdin, stdout = transport.get_pipe_transport(0), transport.get_pipe_transport(1)
         assert isinstance(stdin, asyncio.WriteTransport)
-        self.stdin = stdin
+        assert isinstance(stdout, asyncio.ReadTransport)
+        self.stdin, self.stdout = stdin, stdout
 
-    async def stop(self, grace: float = 2.0) -> None:
-        """Close its input, give it ``grace`` seconds, then SIGTERM, then SIGKILL."""
-        transport = self.transport
-        if transport is None or transport.get_returncode() is not None:
-            return
-        self._fail_all("the bridge is stopping")
-        self.gone = "the bridge is stopping"
-        if self.stdin is not None:
-            self.stdin.close()
-        for signal_it, wait in ((None, grace), (transport.terminate, self.limits.kill_after),
-                                (transport.kill, None)):
-            if signal_it is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    signal_it()
-            if await _exited(transport, wait):
-                break
-        self.recorder.__exit__()
+    @property
+    def pid(self) -> int | None:
+        return None if self.transport is None else self.transport.get_pid()
 
-    def exited(self) -> None:
-        """The process is gone. What it wrote before is still read (``output_closed`` comes
-        within a loop iteration or two); a grandchild holding its stdout open cannot keep
-        the calls waiting past ``EXIT_GRACE``."""
-        assert self.transport is not None
-        status = self.transport.get_returncode()
-        loop = asyncio.get_running_loop()
-        if loop.time() - self.started_at > STABLE_AFTER:
-            self.failures = 0
-        self.failures += 1
-        backoff = min(MAX_BACKOFF, 0.25 * 2 ** (self.failures - 1))
-        self.restart_at = loop.time() + backoff
-        cause = f"the server exited with status {status}"
-        if self.gone is None:
-            self.log(f"{self.name}: {cause}; started again for the next call in {backoff:g} s")
-            self.gone = cause
-        if self.output_done:
-            self._fail_all(cause)
-        else:
-            loop.call_later(EXIT_GRACE, self._fail_generation, self.generation, cause)
+    @property
+    def returncode(self) -> int | None:
+        return None if self.transport is None else self.transport.get_returncode()
 
-    def output_closed(self) -> None:
-        self.output_done = True
-        self._from_child(self.parser.close())
-        if self.gone is not None and self.transport is not None:
-            if self.transport.get_returncode() is not None:  # its exit came first
-                self._fail_all(self.gone)
-        else:  # usually exiting: its exit is reported within a moment (``exited``)
-            asyncio.get_running_loop().call_later(EXIT_GRACE, self._silent, self.generation)
-
-    def _silent(self, generation: int) -> None:
-        """Its output closed ``EXIT_GRACE`` ago and it still runs: nothing more can come
-        from it, so it is of no use. Not killed sooner: signalling a process that has just
-        exited would reap it before asyncio's watcher does (which then reports 255)."""
-        assert self.transport is not None
-        if generation != self.generation or self.transport.get_returncode() is not None:
-            return
-        self.gone = "the server closed its output"
-        self.log(f"{self.name}: {self.gone}; stopping it")
-        self._fail_all(self.gone)
-        with contextlib.suppress(ProcessLookupError):
-            self.transport.kill()
-
-    def input_full(self, full: bool) -> None:
-        loop = asyncio.get_running_loop()
-        if full and self.congested is None:
-            self.congested = loop.create_future()
-        elif not full and self.congested is not None:
-            self.congested.set_result(None)
-            self.congested = None
-
-    # --- calls ----------------------------------------------------------------------------------
-
-    def forward(self, r: rpcline.Route, call: Call) -> bool:
-        """Write the request ``r`` for ``call``; False when it is answered here instead (the
-        child is gone, or a bound is reached: ``call.answer`` says which)."""
-        if self.gone is None and self.output_done:
-            self.gone = "the server closed its output"
-        if self.gone is not None:
-            call.finish(failure(call.caller_id, "Connection closed", self.gone))
-            return False
-        bound = self.bounds.add(call.caller_id)
-        if bound is not None:
-            call.finish(failure(call.caller_id, "Too many pending requests",
-                                f"the bridge holds {self.limits.max_pending} requests or "
-                                f"{self.limits.max_pending_bytes} bytes of ids on one server "
-                                f"({bound})"))
-            return False
-        self.next_id += 1
-        call.child_id = self.next_id
-        call.owner = self
-        line, call.token = lines.with_child_ids(r, call.child_id)
-        self.calls[call.child_id] = call
-        timeout = self.limits.request_timeout
-        if timeout is not None:
-            call._timer = asyncio.get_running_loop().call_later(timeout, self._time_out, call)
-        self.forwarded += 1
-        self.write(line)
-        return True
-
-    def ask(self, method: str, params: dict[str, Any]) -> Call:
-        """A request of the bridge's own to this child (its handshake)."""
-        call = Call(None)
-        self.next_id += 1
-        call.child_id = self.next_id
-        self.calls[call.child_id] = call
-        self.bounds.add(None)
-        self.write(lines.request(call.child_id, method, params))
-        return call
-
-    def cancel(self, call: Call, reason: str) -> None:
-        """The caller no longer waits: the child is told, as the spec says, and forgets it."""
-        if self._drop(call.child_id) is not None and self.gone is None:
-            self.write(lines.cancelled(call.child_id, reason))
-
-    def write(self, line: bytes) -> None:
-        """A line to the child (its LF added), while it takes input."""
-        if self.gone is None and self.stdin is not None:
-            self.recorder.write(self.recorder.client, line + b"\n")
-            write_lines(self.stdin.write, (line,))
-
-    async def writable(self) -> None:
-        """Until the child's stdin pipe takes more (its backpressure on every caller)."""
-        while self.congested is not None:
-            await asyncio.shield(self.congested)
-
-    def _drop(self, child_id: int) -> Call | None:
-        call = self.calls.pop(child_id, None)
-        if call is not None:
-            self.bounds.answered(call.caller_id)
-            if call._timer is not None:
-                call._timer.cancel()
-        return call
-
-    def _time_out(self, call: Call) -> None:
-        if self.calls.get(call.child_id) is not call:
-            return
-        timeout = self.limits.request_timeout
-        self.log(f"{self.name}: no answer to {str(call.caller_id)[:80]!r} in {timeout:g} s; "
-                 "cancelled")
-        self.cancel(call, f"rpcline: no answer in {timeout:g} s")
-        self.failed += 1
-        call.finish(failure(call.caller_id, "Request timed out",
-                            f"the server did not answer within {timeout:g} s"))
-
-    def _fail_generation(self, generation: int, cause: str) -> None:
-        if generation == self.generation:  # not a later process's calls
-            self._fail_all(cause)
-
-    def _fail_all(self, cause: str) -> None:
-        for child_id in list(self.calls):
-            call = self._drop(child_id)
-            assert call is not None
-            self.failed += 1
-            call.finish(failure(call.caller_id, "Connection closed", cause))
-
-    # --- from the child -------------------------------------------------------------------------
+    # --- events, from _Pipes --------------------------------------------------------------------
 
     def from_child(self, data: bytes) -> None:
         self.recorder.write(self.recorder.server, data)
-        self._from_child(self.parser.feed(data))
+        self.events.child_lines(self.parser.feed(data))
 
-    def _from_child(self, routes: list[Any]) -> None:
-        for r in routes:
-            kind = r.kind
-            if kind == "response":
-                call = self._drop(r.id) if type(r.id) is int else None
-                if call is not None:
-                    call.finish(r.line if call.caller_id is None else r.with_id(call.caller_id))
-                continue
-            if kind == "notification":
-                if r.method == lines.PROGRESS and self._progress(r):
-                    continue
-                self.on_notification(self, r)
-            elif kind == "request":
-                self.write(lines.answer_child_request(r))
-            else:
-                self._refused(r)
+    def output_closed(self) -> None:
+        self.output_done = True
+        self.events.child_lines(self.parser.close())
+        self.events.child_output_closed()
 
-    def _progress(self, r: rpcline.Route) -> bool:
-        """Progress for a call in flight goes to its caller, with the caller's token."""
-        line = r.line
-        assert type(line) is bytes
-        token = lines.progress_token(line)
-        call = self.calls.get(token) if type(token) is int else None
-        if call is None or call.token is None:
-            return False
-        call.note(lines.with_token(line, call.token))
-        return True
+    def exited(self) -> None:
+        if self.exited_now is not None and not self.exited_now.done():
+            self.exited_now.set_result(None)
+        self.events.child_exited()
 
-    def _refused(self, r: rpcline.Route) -> None:
-        error = r.error
-        assert error is not None
-        if is_null_id_error(r):
-            self.log(f"{self.name}: the server could not read a line ({error.reason})")
+    def input_full(self, full: bool) -> None:
+        self.input_congested = full
+        self.events.child_input_full(full)
+
+    # --- what the owner does --------------------------------------------------------------------
+
+    def write(self, line: bytes) -> None:
+        """One line (its LF added) to the child's stdin."""
+        self.write_lines((line,))
+
+    def write_lines(self, lines: Iterable[bytes]) -> None:
+        if self.stdin is None or self.stdin.is_closing():
             return
-        answered = answered_id(r, self.calls)
-        call = self._drop(answered) if type(answered) is int else None
-        if call is not None:
-            self.log(f"{self.name}: the server sent a refused answer ({error.reason}); "
-                     "failed its call")
-            self.failed += 1
-            call.finish(failure(call.caller_id, "Invalid response from the server",
-                                f"the server's answer was refused: {error.reason}"))
-        elif r.id is not None and r.method_span is not None:
-            self.write(rpcline.error_response(rpcline.Refused(r.id, error)))
-        else:
-            self.log(f"{self.name}: the server sent a refused line ({error.reason}); dropped")
+        if self.record_input and self.recorder.client is not None:
+            lines = list(lines)
+            self.recorder.write(self.recorder.client, b"".join(line + b"\n" for line in lines))
+        write_lines(self.stdin.write, lines)
+
+    def close_input(self) -> None:
+        if self.stdin is not None:
+            self.stdin.close()
+
+    def pause(self, reason: str) -> None:
+        """Stop reading its stdout until ``reason`` is over (``resume``)."""
+        self.paused.add(reason)
+
+    def resume(self, reason: str) -> None:
+        self.paused.discard(reason)
+
+    def _pause_reading(self) -> None:
+        if self.stdout is not None and not self.stdout.is_closing():
+            self.stdout.pause_reading()
+
+    def _resume_reading(self) -> None:
+        if self.stdout is not None and not self.stdout.is_closing():
+            self.stdout.resume_reading()
+
+    def signal(self, signum: int) -> None:
+        """Send ``signum`` to the process, if it still runs. Not to one whose exit was seen:
+        ``Popen.send_signal`` polls first, reaping a process that has just exited before
+        asyncio's watcher does (which then reports status 255)."""
+        if self.transport is not None and self.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.transport.send_signal(signum)
+
+    async def stop(self, grace: float, kill_after: float) -> int:
+        """Give the process ``grace`` seconds to exit by itself, then SIGTERM, then, after
+        ``kill_after`` more, SIGKILL; its exit status (-N for signal N)."""
+        assert self.exited_now is not None
+        for signum, wait in ((None, grace), (signal.SIGTERM, kill_after),
+                             (signal.SIGKILL, None)):
+            if signum is not None:
+                if signum == signal.SIGTERM:
+                    self.log(f"{self.name} did not exit within {grace:g} s: terminating it")
+                self.signal(signum)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self.exited_now), wait)
+                break
+        returncode = self.returncode
+        assert returncode is not None
+        return returncode
 
 
-async def _exited(transport: asyncio.SubprocessTransport, wait: float | None) -> bool:
-    """Whether the process exits within ``wait`` seconds (None: however long it takes)."""
-    loop = asyncio.get_running_loop()
-    deadline = None if wait is None else loop.time() + wait
-    while transport.get_returncode() is None:
-        if deadline is not None and loop.time() >= deadline:
-            return False
-        await asyncio.sleep(0.02)
-    return True
-
-
-def child_environment(names: Sequence[str]) -> dict[str, str]:
-    """The environment a child gets: ``PATH`` and the like, and only the variables listed."""
-    keep = {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT", *names}
+def child_environment(names: Iterable[str]) -> dict[str, str]:
+    """The environment a child gets: ``BASE_ENVIRONMENT`` and only the variables listed."""
+    keep = {*BASE_ENVIRONMENT, *names}
     return {name: value for name, value in os.environ.items() if name in keep}

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Final
 
 import rpcline
-from rpcline._child import Child, Limits
+from rpcline._shared_child import Limits, SharedChild
 
 HANDSHAKE_TIMEOUT: Final = 30.0  # seconds a child has to answer the bridge's own handshake
 
@@ -21,22 +21,22 @@ HANDSHAKE_TIMEOUT: Final = 30.0  # seconds a child has to answer the bridge's ow
 class Pool:
     def __init__(self, era: str, command: Sequence[str], size: int, *, limits: Limits,
                  env: dict[str, str] | None, cwd: str | None, log: Callable[[str], None],
-                 on_notification: Callable[[Child, rpcline.Route], None],
-                 prepare: Callable[[Child], Awaitable[None]] | None = None,
+                 on_notification: Callable[[SharedChild, rpcline.Route], None],
+                 prepare: Callable[[SharedChild], Awaitable[None]] | None = None,
                  record: str | None = None) -> None:
         self.era = era
         self.log = log
         self.prepare = prepare
-        self.children = [Child(f"{era}-{n}", command, limits=limits, env=env, cwd=cwd, log=log,
+        self.children = [SharedChild(f"{era}-{n}", command, limits=limits, env=env, cwd=cwd, log=log,
                                on_notification=on_notification, record=record)
                          for n in range(1, size + 1)]  # fmt: skip
-        self._starting: dict[Child, asyncio.Task[None]] = {}
+        self._starting: dict[SharedChild, asyncio.Task[None]] = {}
 
-    async def pick(self) -> Child:
+    async def pick(self) -> SharedChild:
         """The running child with the fewest calls in flight; every child that is down and
         past its backoff is started first. With none running, the one to restart soonest
         (its ``forward`` then answers why)."""
-        best: Child | None = None
+        best: SharedChild | None = None
         for child in self.children:
             if child.running and child not in self._starting:
                 if best is None or len(child.calls) < len(best.calls):
@@ -48,9 +48,9 @@ class Pool:
         if self._starting:
             await asyncio.wait(set(self._starting.values()), return_when=asyncio.FIRST_COMPLETED)
             return await self.pick()
-        return min(self.children, key=Child.restart_in)
+        return min(self.children, key=SharedChild.restart_in)
 
-    async def _start(self, child: Child) -> None:
+    async def _start(self, child: SharedChild) -> None:
         try:
             await child.start()
             if self.prepare is not None:

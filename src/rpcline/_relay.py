@@ -1,7 +1,9 @@
 """One relay session of ``rpcline.proxy``: the pending requests, each direction, the end.
 
-Both sides are driven by callbacks where they can be: each chunk of the server's stdout
-(``_ServerPipes``), and of the client's input when it is a pipe of ``open_stdio``'s
+The server is a ``_child.Child`` (its process, pipes, framing, record and end, as in
+``rpcline.bridge``), and this session is its ``ChildEvents``: the one caller, whose ids
+the server sees as they are. Both sides are driven by callbacks where they can be: each
+chunk of the server's stdout, and of the client's input when it is a pipe of ``open_stdio``'s
 (``Consumer``), is classified and written on in the callback that received it, with no
 task to wake: every wakeup is latency that a sequential caller pays on each call. Any
 other ``Reader`` is read by a task.
@@ -17,10 +19,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Any, Final
 
 import rpcline
+from rpcline._child import Child, Pauses
 from rpcline._pending import Pending
 from rpcline._proxy_types import READ_BYTES, Attachable, Reader, Summary, Unbuffered, Writer
 from rpcline._relay_lines import (CANCELLED, answered_id, cancelled_id, failure,
@@ -98,42 +101,11 @@ def _congested(writer: Writer) -> bool:
     return bool(transport.get_write_buffer_size() > high)
 
 
-class _ServerPipes(asyncio.SubprocessProtocol):
-    """The server process's pipes and exit, handed to the session as they happen."""
-
-    def __init__(self, session: _Session) -> None:
-        self.session = session
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.SubprocessTransport)
-        self.session.connect(transport)
-
-    def pipe_data_received(self, fd: int, data: bytes) -> None:
-        if fd == 1:
-            self.session.from_server(data)
-
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd == 1:
-            if exc is not None:
-                self.session.log(f"server output failed: {exc}")
-            self.session.server_done("the server closed its output")
-        elif fd == 0:
-            self.session.server_input_closed()
-
-    def process_exited(self) -> None:
-        self.session.server_exited()
-
-    def pause_writing(self) -> None:  # the server's stdin pipe is full
-        self.session.server_input_full(True)
-
-    def resume_writing(self) -> None:
-        self.session.server_input_full(False)
-
-
 class _Session:
-    def __init__(self, reader: Reader, writer: Writer, max_line_bytes: int, max_pending: int,
-                 max_pending_bytes: int, drain_timeout: float, kill_after: float,
-                 log: Callable[[str], None], summary: Summary, recorder: _Recorder) -> None:
+    def __init__(self, command: Sequence[str], reader: Reader, writer: Writer,
+                 max_line_bytes: int, max_pending: int, max_pending_bytes: int,
+                 drain_timeout: float, kill_after: float, log: Callable[[str], None],
+                 summary: Summary, recorder: _Recorder) -> None:
         loop = asyncio.get_running_loop()
         self.loop = loop
         self.client_in, self.client_out = reader, writer
@@ -142,10 +114,10 @@ class _Session:
         self.log = log
         self.summary = summary
         self.recorder = recorder
-        self.server_parser = rpcline.StreamParser(max_line_bytes, classify=rpcline.route)
-        self.transport: asyncio.SubprocessTransport | None = None
-        self.server_in: asyncio.WriteTransport | None = None
-        self.server_out: asyncio.ReadTransport | None = None
+        # The server stays in the proxy's process group and environment (see proxy.relay);
+        # the record keeps what the client sent, so the child records only its output.
+        self.child = Child("server", command, self, max_line_bytes=max_line_bytes,
+                           recorder=recorder, log=log, record_input=False)
         # Requests without an answer yet, each way.
         self.client_pending = Pending(max_pending, max_pending_bytes)
         self.server_pending = Pending(max_pending, max_pending_bytes)
@@ -154,24 +126,13 @@ class _Session:
         self.answered_all = asyncio.Event()  # set whenever client_pending empties
         self.client_parser = rpcline.StreamParser(max_line_bytes, classify=rpcline.route)
         self.client_reader: Attachable | None = None
-        self.client_paused: set[str] = set()  # why the client is not read now
+        self.client_paused = Pauses(self._pause_client, self._resume_client)  # why not read
         self.client_unpaused = asyncio.Event()
-        self.server_paused: set[str] = set()  # why the server's output is not read now
-        self.server_congested = False  # the server's stdin pipe is full
         self.client_done: asyncio.Task[None] | None = None
         self.server_silent: asyncio.Future[None] = loop.create_future()  # no more server lines
-        self.exited: asyncio.Future[None] = loop.create_future()
         self.client_draining: asyncio.Task[None] | None = None
         self.received_since_exit = False
         self.client_drained_at = 0.0  # when the client last took what was written to it
-
-    def connect(self, transport: asyncio.SubprocessTransport) -> None:
-        self.transport = transport
-        server_in = transport.get_pipe_transport(0)
-        server_out = transport.get_pipe_transport(1)
-        assert isinstance(server_in, asyncio.WriteTransport)
-        assert isinstance(server_out, asyncio.ReadTransport)
-        self.server_in, self.server_out = server_in, server_out
 
     async def run(self) -> int:
         """Relay until the server has said all it will; its exit status (128 + N for signal N)."""
@@ -181,7 +142,7 @@ class _Session:
         else:
             self.client_done = asyncio.create_task(self._client_to_server())
         await self.server_silent
-        returncode = await self._stop_child()
+        returncode = await self.child.stop(self.drain_timeout, self.kill_after)
         if self.client_reader is not None:
             self.client_reader.pause()  # the session is over: what comes next is not ours
         for task in (self.client_done, self.client_draining):
@@ -222,9 +183,8 @@ class _Session:
         if self.client_pending and self.server_gone is None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.answered_all.wait(), self.drain_timeout)
-        if self.server_in is not None:
-            self.server_in.close()
-        await self._stop_child()
+        self.child.close_input()
+        await self.child.stop(self.drain_timeout, self.kill_after)
 
     def _from_client(self, routes: list[Any]) -> None:
         forward: list[bytes] = []
@@ -251,8 +211,8 @@ class _Session:
             elif r.method == CANCELLED:
                 self._answered(cancelled_id(r))  # the server will not answer it now
             forward.append(r.line)
-        if forward and self.server_gone is None and self.server_in is not None:
-            write_lines(self.server_in.write, forward)
+        if forward and self.server_gone is None:
+            self.child.write_lines(forward)
         if answers:
             self._to_client(answers)
             if self.client_draining is not None:  # our own answers congest it: wait
@@ -260,42 +220,27 @@ class _Session:
 
     def pause_client(self, reason: str) -> None:
         """Stop reading the client until ``reason`` is over (``resume_client``)."""
-        if not self.client_paused and self.client_reader is not None:
-            self.client_reader.pause()
         self.client_paused.add(reason)
 
     def resume_client(self, reason: str) -> None:
-        if reason not in self.client_paused:
-            return
         self.client_paused.discard(reason)
-        if not self.client_paused:
-            if self.client_reader is not None:
-                self.client_reader.resume()
-            self.client_unpaused.set()
 
-    def pause_server(self, reason: str) -> None:
-        """Stop reading the server's output until ``reason`` is over (``resume_server``)."""
-        if not self.server_paused and self.server_out is not None:
-            if not self.server_out.is_closing():
-                self.server_out.pause_reading()
-        self.server_paused.add(reason)
+    def _pause_client(self) -> None:
+        if self.client_reader is not None:
+            self.client_reader.pause()
 
-    def resume_server(self, reason: str) -> None:
-        if reason not in self.server_paused:
-            return
-        self.server_paused.discard(reason)
-        if not self.server_paused and self.server_out is not None:
-            if not self.server_out.is_closing():
-                self.server_out.resume_reading()
+    def _resume_client(self) -> None:
+        if self.client_reader is not None:
+            self.client_reader.resume()
+        self.client_unpaused.set()
 
-    def server_input_full(self, full: bool) -> None:
+    def child_input_full(self, full: bool) -> None:
         """The server's stdin pipe is full (or takes more again): its writers wait."""
-        self.server_congested = full
         if full:
             self.pause_client("server input")
         else:
             self.resume_client("server input")
-            self.resume_server("answers")
+            self.child.resume("answers")
 
     def _client_refused(self, r: rpcline.Route, answers: list[bytes], forward: list[bytes]) -> None:
         self.summary.client_refused += 1
@@ -316,17 +261,19 @@ class _Session:
         answers.append(rpcline.error_response(rpcline.Refused(r.id, error)))
         self.summary.answered += 1
 
-    def server_input_closed(self) -> None:
+    def child_input_closed(self) -> None:
         if self.server_gone is None:
             self.server_gone = "the server closed its input"
-        self.server_input_full(False)  # nothing waits for a pipe that is gone
+        self.child_input_full(False)  # nothing waits for a pipe that is gone
 
-    # --- server to client (protocol callbacks) ------------------------------------------------
+    # --- server to client (the child's events) ------------------------------------------------
 
-    def from_server(self, data: bytes) -> None:
+    def child_lines(self, routes: list[Any]) -> None:
         self.received_since_exit = True
-        self.recorder.write(self.recorder.server, data)
-        self._from_server(self.server_parser.feed(data))
+        self._from_server(routes)
+
+    def child_output_closed(self) -> None:
+        self.server_done("the server closed its output")
 
     def _from_server(self, routes: list[Any]) -> None:
         forward: list[bytes] = []
@@ -388,10 +335,10 @@ class _Session:
     def _to_server(self, line: bytes) -> None:
         """A line of the proxy's own to the server, while it still takes input. The server's
         output is what makes these: while its input is full, it is not read."""
-        if self.server_gone is None and self.server_in is not None:
-            self.server_in.write(line + b"\n")
-            if self.server_congested:
-                self.pause_server("answers")
+        if self.server_gone is None:
+            self.child.write(line)
+            if self.child.input_congested:
+                self.child.pause("answers")
 
     def _to_client(self, lines: Iterable[bytes]) -> None:
         """Write to the client; if its writer is congested, stop reading the server."""
@@ -403,7 +350,7 @@ class _Session:
             self.client_gone = True
             return
         if self.client_draining is None and _congested(self.client_out):
-            self.pause_server("client output")
+            self.child.pause("client output")
             self.client_draining = self.loop.create_task(self._drain_client())
 
     async def _drain_client(self) -> None:
@@ -413,7 +360,7 @@ class _Session:
             self.client_gone = True  # what the server says now goes nowhere, but is read
         self.client_draining = None
         self.client_drained_at = self.loop.time()
-        self.resume_server("client output")
+        self.child.resume("client output")
         self.resume_client("answers")
 
     # --- the end ------------------------------------------------------------------------------
@@ -422,7 +369,6 @@ class _Session:
         """The server will say no more: answer every client request still pending."""
         if self.server_silent.done():
             return
-        self._from_server(self.server_parser.close())
         if self.server_gone is None:
             self.server_gone = cause
         pending = self.client_pending.take_all()
@@ -433,9 +379,7 @@ class _Session:
             self._to_client(failure(id, "Connection closed", cause) for id in pending)
         self.server_silent.set_result(None)
 
-    def server_exited(self) -> None:
-        if not self.exited.done():
-            self.exited.set_result(None)
+    def child_exited(self) -> None:
         self.received_since_exit = False
         self.client_drained_at = max(self.client_drained_at, self.loop.time())
         self.loop.call_later(EXIT_GRACE, self._after_exit_grace)
@@ -445,61 +389,34 @@ class _Session:
         if self.server_silent.done():
             return
         stalled = self.loop.time() - self.client_drained_at
-        if "client output" in self.server_paused and stalled > self.drain_timeout:
+        if "client output" in self.child.paused and stalled > self.drain_timeout:
             # The server is gone and the client has read nothing for that long: what the
             # server said last goes nowhere, but its end must be read for the session to end.
             self.log(f"the client has read nothing for {self.drain_timeout:g} s after the "
                      "server exited; not waiting for it")
             self.client_gone = True
-            self.resume_server("client output")
+            self.child.resume("client output")
             self.received_since_exit = True  # now listening: give its end a grace of its own
-        if self.received_since_exit or self.server_paused:
+        if self.received_since_exit or self.child.paused:
             self.received_since_exit = False  # it is still talking, or we are not listening
             self.loop.call_later(EXIT_GRACE, self._after_exit_grace)
             return
-        assert self.transport is not None
         self.log("the server exited but its output stays open (a child of its own?); "
                  "not waiting for it")
-        self.server_done(f"the server exited with status {self.transport.get_returncode()}")
-        if self.server_out is not None:
-            self.server_out.close()
+        self._from_server(self.child.parser.close())  # a last line cut short, if any
+        self.server_done(f"the server exited with status {self.child.returncode}")
+        if self.child.stdout is not None:
+            self.child.stdout.close()
 
     def forward_signal(self, signum: signal.Signals) -> None:
         """Pass a signal sent to the proxy on to the server; SIGTERM, ``kill_after`` s later,
         becomes SIGKILL if the server is still there, as supervisors expect of a process
         they stop."""
-        assert self.transport is not None
-        with contextlib.suppress(ProcessLookupError):
-            self.transport.send_signal(signum)
+        self.child.signal(signum)
         if signum == signal.SIGTERM:
             self.loop.call_later(self.kill_after, self._kill)
 
     def _kill(self) -> None:
-        if not self.exited.done() and self.transport is not None:
+        if self.child.returncode is None:
             self.log(f"server still running {self.kill_after:g} s after SIGTERM: killing it")
-            with contextlib.suppress(ProcessLookupError):
-                self.transport.kill()
-
-    async def _stop_child(self) -> int:
-        """Give the server ``drain_timeout`` to exit by itself, then SIGTERM, then SIGKILL."""
-        transport = self.transport
-        assert transport is not None
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self.exited), self.drain_timeout)
-            return self._returncode()
-        self.log(f"server did not exit within {self.drain_timeout:g} s: terminating it")
-        with contextlib.suppress(ProcessLookupError):
-            transport.terminate()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self.exited), self.kill_after)
-            return self._returncode()
-        with contextlib.suppress(ProcessLookupError):
-            transport.kill()
-        await asyncio.shield(self.exited)
-        return self._returncode()
-
-    def _returncode(self) -> int:
-        assert self.transport is not None
-        returncode = self.transport.get_returncode()
-        assert returncode is not None
-        return returncode
+            self.child.signal(signal.SIGKILL)

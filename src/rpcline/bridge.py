@@ -30,12 +30,13 @@ from rpcline import http
 from rpcline._bridge_http import (JSON, Headers, Receive, Scope, Send, accepts, answer_call,
                                   read_body, refuse, respond, stream)
 from rpcline._bridge_sessions import LEVELS, Session, Sessions, param
-from rpcline._child import Call, Child, Limits, child_environment
+from rpcline._child import child_environment
 from rpcline._guard import HANDSHAKE_PROTOCOL_VERSIONS, _modern
 from rpcline._pool import HANDSHAKE_TIMEOUT, Pool
-from rpcline._relay_lines import failure
 from rpcline._proxy_types import (DEFAULT_KILL_AFTER, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING,
                                   DEFAULT_MAX_PENDING_BYTES)
+from rpcline._relay_lines import failure
+from rpcline._shared_child import Call, Limits, SharedChild
 
 __all__ = ("LOCALHOST_HOSTS", "LOCALHOST_ORIGINS", "StdioBridge")
 
@@ -202,7 +203,7 @@ class StdioBridge:
                 return await self._call(child, r, receive, send, [], self._modern_status)
         await self._translated(r, receive, send)
 
-    async def _discover(self, child: Child) -> None:
+    async def _discover(self, child: SharedChild) -> None:
         """``Pool.prepare`` of a 2026 child: ``server/discover``, to know it speaks 2026."""
         call = child.ask("server/discover", eras.PROBE_PARAMS)
         with contextlib.suppress(TimeoutError):
@@ -229,7 +230,7 @@ class StdioBridge:
     def _modern_status(answer: bytes) -> int:
         return lines.error_status(rpcline.route(answer))
 
-    def _from_modern(self, child: Child, r: rpcline.Route) -> None:
+    def _from_modern(self, child: SharedChild, r: rpcline.Route) -> None:
         """A 2026 child's notification that is no call's progress: no session to send it to
         (a stateless client asks for change notices with ``subscriptions/listen``)."""
 
@@ -286,7 +287,7 @@ class StdioBridge:
         header = [(SESSION_HEADER, session.id.encode())]
         await respond(send, 200, self.initialized.with_id(r.id), [JSON, *header])
 
-    async def _handshake(self, child: Child) -> None:
+    async def _handshake(self, child: SharedChild) -> None:
         """The bridge's own ``initialize`` with a new legacy child (``Pool.prepare``)."""
         call = child.ask("initialize", self._handshake_params)
         await asyncio.wait_for(call.wait(), HANDSHAKE_TIMEOUT)
@@ -342,7 +343,7 @@ class StdioBridge:
                     child.ask("logging/setLevel", {"level": wanted})
         await respond(send, 200, _empty_result(r), [JSON, *header])
 
-    def _from_legacy(self, child: Child, r: rpcline.Route) -> None:
+    def _from_legacy(self, child: SharedChild, r: rpcline.Route) -> None:
         method = r.method
         assert method is not None and type(r.line) is bytes
         self.sessions.deliver(method, r.line)
@@ -356,7 +357,7 @@ class StdioBridge:
 
     # --- one call, either era -----------------------------------------------------------------------
 
-    async def _call(self, child: Child, r: rpcline.Route, receive: Receive, send: Send,
+    async def _call(self, child: SharedChild, r: rpcline.Route, receive: Receive, send: Send,
                     headers: Headers, status_of: Callable[[bytes], int] | None,
                     session: Session | None = None,
                     translate: Callable[[bytes], bytes] | None = None) -> None:

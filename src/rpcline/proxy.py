@@ -32,14 +32,13 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import subprocess
 import sys
 from collections.abc import Callable, Sequence
 
 from rpcline import _stdio
 from rpcline._proxy_types import (DEFAULT_KILL_AFTER, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING,
                                   DEFAULT_MAX_PENDING_BYTES, Reader, Summary, Writer)
-from rpcline._relay import _Recorder, _ServerPipes, _Session, record_paths
+from rpcline._relay import _Recorder, _Session, record_paths
 
 __all__ = ("DEFAULT_KILL_AFTER", "DEFAULT_MAX_LINE_BYTES", "DEFAULT_MAX_PENDING",
            "DEFAULT_MAX_PENDING_BYTES", "Reader", "Summary", "Writer", "close_stdio",
@@ -85,12 +84,9 @@ async def relay(
     summary = Summary()
     log = log or _stderr
     with _Recorder(record, log) as recorder:
-        session = _Session(reader, writer, max_line_bytes, max_pending, max_pending_bytes,
-                           drain_timeout, kill_after, log, summary, recorder)
-        transport, _ = await loop.subprocess_exec(
-            lambda: _ServerPipes(session), *command, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=None,
-        )
+        session = _Session(command, reader, writer, max_line_bytes, max_pending,
+                           max_pending_bytes, drain_timeout, kill_after, log, summary, recorder)
+        await session.child.start()
         for signum in forward_signals:
             loop.add_signal_handler(signum, session.forward_signal, signum)
         try:
@@ -98,7 +94,8 @@ async def relay(
         finally:
             for signum in forward_signals:
                 loop.remove_signal_handler(signum)
-            transport.close()
+            if session.child.transport is not None:
+                session.child.transport.close()
     return summary
 
 
