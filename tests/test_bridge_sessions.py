@@ -146,3 +146,30 @@ async def test_a_client_that_never_reads_its_stream_costs_bounded_memory() -> No
         await app.aclose()
     assert pong.json()["id"] == 9
     assert held <= 1024 * 1024 and dropped > 2000  # most of the 24 MB never held
+
+
+async def test_past_max_sessions_the_least_recently_used_idle_one_ends() -> None:
+    app = StdioBridge(PEER, max_sessions=3)
+    ping = request(5, "ping")
+    try:
+        async with serving(app, timeout=60) as url, httpx.AsyncClient(timeout=20) as http:
+            a, b, c = [await open_session(http, url) for _ in range(3)]
+            await http.post(url, headers=a, content=ping)  # b is now the least recently used
+            d = await open_session(http, url)
+            statuses = [(await http.post(url, headers=s, content=ping)).status_code
+                        for s in (a, b, c, d)]
+            streams = []
+            for headers in (a, c, d):  # every open session busy: none can end
+                started = asyncio.Event()
+                streams.append(asyncio.create_task(listen(http, url, headers, [], started)))
+                await started.wait()
+            refused = await http.post(url, headers=ACCEPT, content=request(0, "initialize", {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}))
+            for task in streams:
+                task.cancel()
+    finally:
+        await app.aclose()
+    assert statuses == [200, 404, 200, 200]
+    assert refused.status_code == 503 and refused.json()["error"]["message"] == (
+        "Too many open sessions")

@@ -52,15 +52,23 @@ class Sessions:
     sharing the key takes a session another one opened: a load balancer may then send a
     session wherever a hash of its id says, from its second request on. Without one, an
     id this bridge did not give out is unknown (404), as in the SDK.
+
+    At most ``limit`` sessions are open: one more ends the session used least recently
+    that has no GET stream and no call in flight (its client gets 404 and opens a new one,
+    as the spec says), so sessions opened and abandoned cost a bounded amount of memory.
     """
 
-    def __init__(self, key: bytes | None = None) -> None:
+    def __init__(self, key: bytes | None = None, limit: int = 10_000) -> None:
         self.key = key
-        self.open: dict[str, Session] = {}
+        self.limit = limit
+        self.open: OrderedDict[str, Session] = OrderedDict()  # least recently used first
         self.ended: OrderedDict[str, None] = OrderedDict()
         self.opened = 0  # sessions opened here, in all
 
-    def new(self) -> Session:
+    def new(self) -> Session | None:
+        """A new session, or None when ``limit`` are open and every one is in use."""
+        if len(self.open) >= self.limit and not self._evict():
+            return None
         id = secrets.token_hex(16)
         if self.key is not None:
             id = f"{id}.{self._signature(id)}"
@@ -71,12 +79,22 @@ class Sessions:
     def find(self, id: str) -> Session | None:
         """The open session ``id``, or one another bridge with the key opened."""
         session = self.open.get(id)
-        if session is None and self.key is not None and id not in self.ended:
+        if session is not None:
+            self.open.move_to_end(id)
+        elif self.key is not None and id not in self.ended:
             nonce, _, signature = id.partition(".")
             if hmac.compare_digest(signature, self._signature(nonce)):
-                session = self.open[id] = Session(id)
-        self.opened += 1
+                if len(self.open) < self.limit or self._evict():
+                    session = self.open[id] = Session(id)
         return session
+
+    def _evict(self) -> bool:
+        """End the least recently used idle session; whether there was one."""
+        for session in self.open.values():
+            if not session.streaming and not session.calls:
+                self.close(session)
+                return True
+        return False
 
     def close(self, session: Session) -> None:
         self.open.pop(session.id, None)

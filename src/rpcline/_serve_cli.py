@@ -61,6 +61,9 @@ def add_parser(commands: Any, positive: Any) -> None:
                        help="longest line either way, per child (default: 64 MiB)")
     serve.add_argument("--max-pending", type=positive, default=None, metavar="N",
                        help="calls in flight per child (default: 10000)")
+    serve.add_argument("--max-sessions", type=positive, default=10_000, metavar="N",
+                       help="2025-era sessions open at once; one more ends the least "
+                            "recently used idle one")
     serve.add_argument("--record", metavar="PREFIX",
                        help="write PREFIX.ERA-N.client.jsonl and .server.jsonl: every byte "
                             "each child was sent and wrote")
@@ -96,7 +99,8 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
         allowed_hosts=bridge.LOCALHOST_HOSTS if hosts is None else hosts,
         allowed_origins=bridge.LOCALHOST_ORIGINS if origins is None else origins,
         max_line_bytes=args.max_line_bytes or proxy.DEFAULT_MAX_LINE_BYTES,
-        max_pending=args.max_pending or proxy.DEFAULT_MAX_PENDING, record=args.record)
+        max_pending=args.max_pending or proxy.DEFAULT_MAX_PENDING,
+        max_sessions=args.max_sessions, record=args.record)
     print(f"rpcline serve: http://{args.host}:{args.port}/mcp for {' '.join(command)}",
           file=sys.stderr, flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", lifespan="on")

@@ -60,7 +60,8 @@ class StdioBridge:
     body bounds are the proxy's and the Guard's, per child. ``env`` names the environment
     variables passed to children (beyond ``PATH``, ``HOME`` and the locale). ``token``: a
     bearer token every request must carry. ``session_key``: bridges that share it take
-    each other's 2025-era sessions (for scale-out, docs/serve.md). ``allowed_hosts`` / ``allowed_origins``: the
+    each other's 2025-era sessions (for scale-out, docs/serve.md); past ``max_sessions``
+    open, the least recently used idle one ends. ``allowed_hosts`` / ``allowed_origins``: the
     DNS-rebinding allow-lists, localhost by default (``None`` turns them off).
     """
 
@@ -75,6 +76,7 @@ class StdioBridge:
         path: str = "/mcp",
         token: str | None = None,
         session_key: str | None = None,
+        max_sessions: int = 10_000,
         allowed_hosts: Iterable[str] | None = LOCALHOST_HOSTS,
         allowed_origins: Iterable[str] | None = LOCALHOST_ORIGINS,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
@@ -103,7 +105,8 @@ class StdioBridge:
         self.handshake_only = False  # the command answered no server/discover
         self.legacy = Pool("2025", command, children, on_notification=self._from_legacy,
                            prepare=self._handshake, **shared)  # type: ignore[arg-type]
-        self.sessions = Sessions(None if session_key is None else session_key.encode())
+        self.sessions = Sessions(None if session_key is None else session_key.encode(),
+                                 max_sessions)
         self.initialized: rpcline.Route | None = None  # a legacy child's initialize answer
         # The bridge's own initialize: no sampling, elicitation or roots (no caller to ask);
         # the version the first session asks for, when it is the first to need a child.
@@ -284,6 +287,8 @@ class StdioBridge:
             message = child.gone or "the server did not answer the handshake"
             return await respond(send, 200, failure(r.id, "Connection closed", message))
         session = self.sessions.new()
+        if session is None:
+            return await refuse(send, 503, "Too many open sessions", code=-32603)
         header = [(SESSION_HEADER, session.id.encode())]
         await respond(send, 200, self.initialized.with_id(r.id), [JSON, *header])
 
