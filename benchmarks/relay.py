@@ -1,6 +1,7 @@
 """What a stdio relay costs: rpcline proxy against a naive relay and the SDK's transports.
 
     python benchmarks/relay.py [--requests 20000] [--rounds 5] [--calls 300]
+    python benchmarks/relay.py --sdk-only [--sources LABEL=SRC ...]
 
 1. Pipelined: a raw client writes N requests and reads N responses, to a trivial server,
    directly and through each relay, in interleaved rounds. Reported: the relay process's
@@ -9,14 +10,18 @@
 2. Sequential raw round trips: one request at a time to the trivial server; wall time and
    relay CPU per trip.
 3. Sequential SDK calls: the official SDK's client calls a tool of ``tests/sdk_server.py``
-   one call at a time, directly and through ``rpcline proxy``; calls per second.
+   one call at a time, directly and through ``rpcline proxy``: calls per second, the
+   proxy's CPU per call, the SDK client's own CPU per call, and (in a round of its own,
+   under ``strace -c``) the proxy's system calls per call. ``--sources`` compares the
+   proxies of several source trees in the same interleaved rounds.
 
 The relays: ``rpcline proxy``; a naive asyncio relay (``readline()``, ``json.loads``,
 ``json.dumps``, as a first gateway is written); and one built from the SDK's own stdio
 transports (``stdio_server`` towards the client, ``stdio_client`` towards the server,
 forwarding ``SessionMessage`` objects). Targets: CPU per pipelined request+response at
-most 0.3x the naive relay's; sequential SDK calls at least 0.95x direct.
-Linux only (/proc); the SDK parts need the ``interop`` extra.
+most 0.3x the naive relay's; sequential SDK calls at least 0.95x direct, at most 50 µs
+of proxy CPU per SDK call. Linux only (/proc); the SDK parts need the ``interop`` extra,
+the system calls ``strace``.
 """
 
 from __future__ import annotations
@@ -165,14 +170,75 @@ def sequential_raw(relay: list[str] | None, count: int) -> tuple[float, float]:
     return wall / count * 1e6, (cpu / count * 1e6 if relay else 0.0)
 
 
-def sequential_sdk(relay: list[str] | None, calls: int) -> tuple[float, float]:
-    """(calls a second, CPU us a call of the client's child), directly or through ``relay``."""
+def sequential_sdk(relay: list[str] | None, calls: int, env: dict[str, str],
+                   trace: bool = False) -> tuple[float, float, float, float, str]:
+    """(calls a second, CPU us a call of the client's child, the SDK client's own CPU us a
+    call, the child's system calls a call or nan, its commonest calls), directly or through
+    ``relay``."""
     script = ROOT / "benchmarks" / "_sdk_calls.py"
     command = [*(relay or []), PYTHON, str(ROOT / "tests" / "sdk_server.py")]
-    done = subprocess.run([PYTHON, str(script), str(calls), *command], env=ENV,
-                          capture_output=True, text=True, timeout=600, check=True)
-    rate, cpu = done.stdout.split()[-2:]
-    return float(rate), float(cpu)
+    done = subprocess.run([PYTHON, str(script), str(calls), *(["--strace"] if trace else []),
+                           *command], env=env, capture_output=True, text=True, timeout=600,
+                          check=True)
+    figures, common = done.stdout.splitlines()[-2:]
+    rate, cpu, own, syscalls = (float(f) for f in figures.split())
+    return rate, cpu, own, syscalls, common
+
+
+def sdk_arms(sources: list[str]) -> dict[str, dict[str, str]]:
+    """The proxies to compare, each with the environment that imports its rpcline:
+    this interpreter's, or each ``LABEL=SRC`` directory put first on PYTHONPATH."""
+    if not sources:
+        return {"rpcline proxy": ENV}
+    arms = {}
+    for source in sources:
+        label, _, path = source.partition("=")
+        arms[label] = {**ENV, "PYTHONPATH": str(Path(path).resolve())}
+    return arms
+
+
+def sdk_calls(args: argparse.Namespace) -> None:
+    """Sequential SDK calls, directly and through each proxy, in interleaved rounds; then
+    one round each under strace for the system calls (strace slows what it traces, so its
+    round is not timed)."""
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        print("sequential SDK calls: skipped (pip install '.[interop]')")
+        return
+    arms = sdk_arms(args.sources)
+    names = ["direct", *arms]
+    rate: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
+    own: dict[str, list[float]] = {name: [] for name in names}
+    for round in range(args.rounds):
+        shift = round % len(names)
+        for name in names[shift:] + names[:shift]:
+            relay = None if name == "direct" else RELAYS["rpcline proxy"]
+            r, c, o, _, _ = sequential_sdk(relay, args.calls, arms.get(name, ENV))
+            rate[name].append(r)
+            cpu[name].append(c)
+            own[name].append(o)
+    print(f"sequential SDK tools/call, {args.calls} a round, medians of {args.rounds} "
+          "interleaved rounds (CPU from /proc/PID/task/*/schedstat and getrusage)")
+    print(f"  {'':<22} {'calls/s':>8} {'child CPU us/call':>18} {'SDK client CPU us/call':>23}")
+    for name in names:
+        child = "(the server)" if name == "direct" else f"{statistics.median(cpu[name]):.1f}"
+        print(f"  {name:<22} {statistics.median(rate[name]):8.0f} {child:>18} "
+              f"{statistics.median(own[name]):23.1f}")
+    for name in arms:
+        ratios = sorted(p / d for p, d in zip(rate[name], rate["direct"], strict=True))
+        per_call = statistics.median(cpu[name])
+        _, _, _, syscalls, common = sequential_sdk(RELAYS["rpcline proxy"], args.calls,
+                                                   arms[name], trace=True)
+        print(f"  {name}: {syscalls:.2f} system calls a call (strace -c -f -p, "
+              f"{args.calls} calls): {common}")
+        print(f"    target: proxy CPU <= 50 us a call: {per_call:.1f} us "
+              f"{verdict(per_call <= 50)}; the SDK client's own "
+              f"{statistics.median(own[name]):.0f} us")
+        print(f"    calls/s through it against direct: pair ratios {ratios[0]:.2f}x to "
+              f"{ratios[-1]:.2f}x; target >= 0.95x: median {statistics.median(ratios):.2f}x "
+              f"{verdict(statistics.median(ratios) >= 0.95)}")
 
 
 def main() -> int:
@@ -181,8 +247,15 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calls", type=int, default=300, help="sequential SDK calls a round")
     parser.add_argument("--relays", nargs="+", choices=list(RELAYS), default=list(RELAYS))
+    parser.add_argument("--sdk-only", action="store_true", help="only the sequential SDK calls")
+    parser.add_argument("--sources", nargs="+", default=[], metavar="LABEL=SRC",
+                        help="compare the proxies of these source trees (PYTHONPATH=SRC) "
+                             "in the SDK calls, interleaved")
     args = parser.parse_args()
     print(f"measuring {describe()}")
+    if args.sdk_only:
+        sdk_calls(args)
+        return 0
     cpu: dict[str, list[float]] = {name: [] for name in args.relays}
     wall: dict[str, list[float]] = {name: [] for name in args.relays}
     for round in range(args.rounds):
@@ -217,31 +290,7 @@ def main() -> int:
         ratio = statistics.median(cpu["rpcline proxy"]) / statistics.median(cpu["naive asyncio relay"])
         print(f"  target: rpcline proxy CPU <= 0.30x the naive relay's: {ratio:.2f}x "
               f"{verdict(ratio <= 0.30)}")
-    try:
-        import mcp  # noqa: F401
-    except ImportError:
-        print("sequential SDK calls: skipped (pip install '.[interop]')")
-        return 0
-    # Each round is a pair, in alternating order; the ratio of a pair is not moved by load
-    # that drifts between rounds as much as a ratio of medians is.
-    direct: list[float] = []
-    proxied: list[float] = []
-    proxy_cpu: list[float] = []
-    for round in range(args.rounds):
-        pair = [(direct, None), (proxied, RELAYS["rpcline proxy"])]
-        for results, relay in pair if round % 2 == 0 else pair[::-1]:
-            rate, cpu_per_call = sequential_sdk(relay, args.calls)
-            results.append(rate)
-            if relay is not None:
-                proxy_cpu.append(cpu_per_call)
-    ratios = sorted(p / d for p, d in zip(proxied, direct, strict=True))
-    ratio = statistics.median(ratios)
-    print(f"sequential SDK tools/call, {args.calls} a round, {args.rounds} interleaved pairs: "
-          f"direct {statistics.median(direct):.0f}/s, through rpcline proxy "
-          f"{statistics.median(proxied):.0f}/s; the proxy's own CPU "
-          f"{statistics.median(proxy_cpu):.0f} us a call")
-    print(f"  pair ratios {ratios[0]:.2f}x to {ratios[-1]:.2f}x; target: >= 0.95x direct: "
-          f"median {ratio:.2f}x {verdict(ratio >= 0.95)}")
+    sdk_calls(args)
     return 0
 
 
