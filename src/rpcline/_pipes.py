@@ -13,6 +13,7 @@ with its stdout read so.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import subprocess
 from collections.abc import Callable, Sequence
@@ -108,14 +109,9 @@ class _Output(asyncio.Protocol):
     """A server's stdout, handed to its subprocess protocol as asyncio would (fd 1)."""
 
     def __init__(self, pipes: asyncio.SubprocessProtocol) -> None:
-        self.pipe_data_received = pipes.pipe_data_received
-        self.pipe_connection_lost = pipes.pipe_connection_lost
-
-    def data_received(self, data: bytes) -> None:
-        self.pipe_data_received(1, data)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.pipe_connection_lost(1, exc)
+        # A partial, not a method: one Python frame fewer for every chunk.
+        self.data_received = functools.partial(pipes.pipe_data_received, 1)  # type: ignore[method-assign]
+        self.connection_lost = functools.partial(pipes.pipe_connection_lost, 1)  # type: ignore[method-assign]
 
 
 async def spawn(

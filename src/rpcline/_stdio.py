@@ -75,6 +75,10 @@ class _Flushed(asyncio.streams.FlowControlMixin):
 
 
 class _PipeWriter(asyncio.StreamWriter):
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.write = self.transport.write  # type: ignore[method-assign]  # a frame fewer a write
+
     async def flush_and_close(self, timeout: float) -> None:
         self.transport.close()  # a pipe transport closes once its buffer is written
         protocol = self._protocol  # type: ignore[attr-defined]
