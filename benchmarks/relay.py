@@ -99,6 +99,60 @@ async def main():
 anyio.run(main)
 '''
 
+# Floors for the SDK calls (--floors): relays that forward chunks with no routing, no bounds
+# and no backpressure, to show what the system calls and wakeups cost a Python process on
+# this machine, and what asyncio's loop adds to them.
+EPOLL_FLOOR = r'''
+import os, select, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+route = {0: p.stdin.fileno(), p.stdout.fileno(): 1}
+ep = select.epoll()
+for fd in route:
+    ep.register(fd, select.EPOLLIN)
+while True:
+    for fd, _ in ep.poll():
+        if not (data := os.read(fd, 65536)):
+            p.stdin.close(); sys.exit(p.wait())
+        os.write(route[fd], data)
+'''
+
+THREADS_FLOOR = r'''
+import os, subprocess, sys, threading
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+def pump(source, sink):
+    while data := os.read(source, 65536):
+        os.write(sink, data)
+threading.Thread(target=pump, args=(p.stdout.fileno(), 1), daemon=True).start()
+pump(0, p.stdin.fileno())
+p.stdin.close(); sys.exit(p.wait())
+'''
+
+ASYNCIO_FLOOR = r'''
+import asyncio, os, subprocess, sys
+async def main():
+    loop = asyncio.get_running_loop()
+    p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    done = loop.create_future()
+    def pump(source, sink):
+        if data := os.read(source, 65536):
+            os.write(sink, data)
+        elif not done.done():
+            done.set_result(None)
+    for source, sink in ((0, p.stdin.fileno()), (p.stdout.fileno(), 1)):
+        os.set_blocking(source, False)
+        loop.add_reader(source, pump, source, sink)
+    await done
+    p.stdin.close()
+    return p.wait()
+sys.exit(asyncio.run(main()))
+'''
+
+FLOORS = {
+    "floor: bare epoll relay": [PYTHON, "-c", EPOLL_FLOOR],
+    "floor: bare threads": [PYTHON, "-c", THREADS_FLOOR],
+    "floor: bare asyncio": [PYTHON, "-c", ASYNCIO_FLOOR],
+}
+
 RELAYS = {
     "direct": None,
     "rpcline proxy": [PYTHON, "-m", "rpcline", "proxy", "--"],
@@ -170,7 +224,7 @@ def sequential_raw(relay: list[str] | None, count: int) -> tuple[float, float]:
     return wall / count * 1e6, (cpu / count * 1e6 if relay else 0.0)
 
 
-def sequential_sdk(relay: list[str] | None, calls: int, env: dict[str, str],
+def sequential_sdk(relay: list[str] | None, env: dict[str, str], calls: int,
                    trace: bool = False) -> tuple[float, float, float, float, str]:
     """(calls a second, CPU us a call of the client's child, the SDK client's own CPU us a
     call, the child's system calls a call or nan, its commonest calls), directly or through
@@ -185,15 +239,18 @@ def sequential_sdk(relay: list[str] | None, calls: int, env: dict[str, str],
     return rate, cpu, own, syscalls, common
 
 
-def sdk_arms(sources: list[str]) -> dict[str, dict[str, str]]:
-    """The proxies to compare, each with the environment that imports its rpcline:
-    this interpreter's, or each ``LABEL=SRC`` directory put first on PYTHONPATH."""
-    if not sources:
-        return {"rpcline proxy": ENV}
-    arms = {}
-    for source in sources:
+def sdk_arms(args: argparse.Namespace) -> dict[str, tuple[list[str], dict[str, str]]]:
+    """The relays to compare, each with its command and the environment that imports its
+    rpcline: this interpreter's (``LABEL=``, or no ``--sources``), or each ``LABEL=SRC``
+    directory first on PYTHONPATH."""
+    proxy = RELAYS["rpcline proxy"]
+    arms = {"rpcline proxy": (proxy, ENV)} if not args.sources else {}
+    for source in args.sources:
         label, _, path = source.partition("=")
-        arms[label] = {**ENV, "PYTHONPATH": str(Path(path).resolve())}
+        env = {**ENV, "PYTHONPATH": str(Path(path).resolve())} if path else ENV
+        arms[label] = (proxy, env)  # LABEL= alone: this interpreter's rpcline
+    if args.floors:
+        arms.update((name, (command, ENV)) for name, command in FLOORS.items())
     return arms
 
 
@@ -206,7 +263,7 @@ def sdk_calls(args: argparse.Namespace) -> None:
     except ImportError:
         print("sequential SDK calls: skipped (pip install '.[interop]')")
         return
-    arms = sdk_arms(args.sources)
+    arms = sdk_arms(args)
     names = ["direct", *arms]
     rate: dict[str, list[float]] = {name: [] for name in names}
     cpu: dict[str, list[float]] = {name: [] for name in names}
@@ -214,8 +271,8 @@ def sdk_calls(args: argparse.Namespace) -> None:
     for round in range(args.rounds):
         shift = round % len(names)
         for name in names[shift:] + names[:shift]:
-            relay = None if name == "direct" else RELAYS["rpcline proxy"]
-            r, c, o, _, _ = sequential_sdk(relay, args.calls, arms.get(name, ENV))
+            relay, env = arms.get(name, (None, ENV))
+            r, c, o, _, _ = sequential_sdk(relay, env, args.calls)
             rate[name].append(r)
             cpu[name].append(c)
             own[name].append(o)
@@ -229,10 +286,11 @@ def sdk_calls(args: argparse.Namespace) -> None:
     for name in arms:
         ratios = sorted(p / d for p, d in zip(rate[name], rate["direct"], strict=True))
         per_call = statistics.median(cpu[name])
-        _, _, _, syscalls, common = sequential_sdk(RELAYS["rpcline proxy"], args.calls,
-                                                   arms[name], trace=True)
+        _, _, _, syscalls, common = sequential_sdk(*arms[name], args.calls, trace=True)
         print(f"  {name}: {syscalls:.2f} system calls a call (strace -c -f -p, "
               f"{args.calls} calls): {common}")
+        if name in FLOORS:
+            continue
         print(f"    target: proxy CPU <= 50 us a call: {per_call:.1f} us "
               f"{verdict(per_call <= 50)}; the SDK client's own "
               f"{statistics.median(own[name]):.0f} us")
@@ -251,6 +309,8 @@ def main() -> int:
     parser.add_argument("--sources", nargs="+", default=[], metavar="LABEL=SRC",
                         help="compare the proxies of these source trees (PYTHONPATH=SRC) "
                              "in the SDK calls, interleaved")
+    parser.add_argument("--floors", action="store_true",
+                        help="add the floors to the SDK calls: bare relays with no routing")
     args = parser.parse_args()
     print(f"measuring {describe()}")
     if args.sdk_only:
