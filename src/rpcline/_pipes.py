@@ -8,6 +8,9 @@ reads ``READ_BYTES`` at a time (twice as much after a read that filled it, up to
 ``MAX_READ_BYTES``, what asyncio read; back to ``READ_BYTES`` after one that did not), and
 hands each chunk to its protocol in the callback that read it. ``spawn`` starts a server
 with its stdout read so.
+
+POSIX only (``READS_BY_CALLBACK``): Windows' proactor loop has no ``add_reader``, and
+there the relay reads through asyncio's transports as it always did.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import Any, Final
 from rpcline._proxy_types import READ_BYTES
 
 MAX_READ_BYTES: Final = 256 * 1024
+READS_BY_CALLBACK: Final = os.name == "posix"
 
 
 class PipeReadTransport(asyncio.ReadTransport):
@@ -116,12 +120,21 @@ class _Output(asyncio.Protocol):
 
 async def spawn(
     factory: Callable[[], asyncio.SubprocessProtocol], command: Sequence[str], **options: Any
-) -> tuple[asyncio.SubprocessTransport, PipeReadTransport]:
+) -> tuple[asyncio.SubprocessTransport, asyncio.ReadTransport]:
     """Start ``command``: its stdin one of asyncio's pipes, its stdout read by a
     ``PipeReadTransport`` that hands the protocol ``pipe_data_received(1, chunk)`` and
-    ``pipe_connection_lost(1, error)``; its stderr the caller's; ``options`` (``env``,
-    ``cwd``, ...) as ``subprocess_exec`` takes them. Close the reader at the end."""
+    ``pipe_connection_lost(1, error)`` (asyncio's own pipe where ``READS_BY_CALLBACK`` is
+    false); its stderr the caller's; ``options`` (``env``, ``cwd``, ...) as
+    ``subprocess_exec`` takes them. Close the reader at the end."""
     loop = asyncio.get_running_loop()
+    if not READS_BY_CALLBACK:
+        transport, _ = await loop.subprocess_exec(
+            factory, *command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
+            **options
+        )
+        output = transport.get_pipe_transport(1)
+        assert isinstance(output, asyncio.ReadTransport)
+        return transport, output
     read_end, write_end = os.pipe()  # neither inherited: the child gets a dup as its fd 1
     try:
         transport, protocol = await loop.subprocess_exec(

@@ -1,7 +1,7 @@
 """The proxy's own stdin and stdout as an asyncio reader and writer, whatever they are.
 
-Pipes and sockets are read by ``_pipes.PipeReadTransport`` and written by asyncio's pipe
-transport (event-driven, with flow control). A
+Pipes and sockets are read by ``_pipes.PipeReadTransport`` (asyncio's pipe transport on
+Windows) and written by asyncio's pipe transport (event-driven, with flow control). A
 terminal or a regular file cannot: asyncio refuses regular files ("Pipe transport is for
 pipes/sockets only"), and a terminal's file description is shared with the shell and with
 stderr, which non-blocking mode would break. Those are read in a daemon thread, one chunk
@@ -19,7 +19,7 @@ import stat
 import threading
 from typing import Any
 
-from rpcline._pipes import PipeReadTransport
+from rpcline._pipes import READS_BY_CALLBACK, PipeReadTransport
 from rpcline._proxy_types import READ_BYTES, Consumer, Reader, Unbuffered, Writer
 
 
@@ -36,9 +36,13 @@ async def open_stdio(stdin: int = 0, stdout: int = 1) -> tuple[Reader, Writer]:
     loop = asyncio.get_running_loop()
     reader: Reader
     writer: Writer
-    if _is_pipe(stdin):
+    if _is_pipe(stdin) and READS_BY_CALLBACK:
         reader = _PipeReader()
         PipeReadTransport(loop, stdin, reader, close_fd=False)
+    elif _is_pipe(stdin):  # Windows: asyncio's pipe transport
+        _, reader = await loop.connect_read_pipe(
+            _PipeReader, os.fdopen(stdin, "rb", buffering=0, closefd=False)
+        )
     else:
         reader = _ThreadReader(stdin, loop)
     if _is_pipe(stdout):
