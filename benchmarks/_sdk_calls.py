@@ -1,10 +1,12 @@
-"""``python _sdk_calls.py N [--strace] COMMAND...``: N sequential SDK tool calls.
+"""``python _sdk_calls.py N [--strace | --callgrind] COMMAND...``: N sequential SDK tool calls.
 
 Prints four figures: calls a second; the CPU time its child (the server, or the relay in
 front of it) spent per call, in µs (``/proc/PID/task/*/schedstat``: nanoseconds, every
 thread); this client's own CPU per call (``getrusage``); and, with ``--strace``, the
 child's system calls per call (``strace -c -f -p`` attached after the warm-up, so
-start-up is not counted; ``nan`` without it), then one line of the commonest calls. A
+start-up is not counted; ``nan`` without it), then one line of the commonest calls.
+``--callgrind``: COMMAND runs under ``valgrind --tool=callgrind --instr-atstart=no``, and
+its instrumentation is turned on (``callgrind_control -i``) for the N calls only. A
 child of benchmarks/relay.py, so each measurement has a process of its own. Linux only
 (/proc).
 """
@@ -64,7 +66,13 @@ def strace_counts(output: str) -> dict[str, int]:
     return counts
 
 
-async def main(calls: int, trace: bool, command: list[str]) -> None:
+def instrument(pid: int, on: bool) -> None:
+    subprocess.run(["callgrind_control", "-i", "on" if on else "off", str(pid)], check=True,
+                   capture_output=True, timeout=60)
+
+
+async def main(calls: int, mode: str, command: list[str]) -> None:
+    trace = mode == "--strace"
     env = {k: v for k, v in os.environ.items() if k in ("PYTHONPATH", "RPCLINE_NO_EXTENSIONS")}
     params = StdioServerParameters(command=command[0], args=command[1:], env=env)
     async with stdio_client(params) as (read, write):
@@ -76,12 +84,16 @@ async def main(calls: int, trace: bool, command: list[str]) -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 output = os.path.join(tmp, "strace")
                 tracer = strace_attach(child, output) if trace else None
+                if mode == "--callgrind":
+                    instrument(child, True)
                 cpu, mine = cpu_ns(child), own_cpu()
                 started = time.perf_counter()
                 for i in range(calls):
                     await session.call_tool("echo", {"text": f"call {i}"})
                 wall = time.perf_counter() - started
                 cpu, mine = cpu_ns(child) - cpu, own_cpu() - mine
+                if mode == "--callgrind":
+                    instrument(child, False)
                 counts: dict[str, int] = {}
                 if tracer is not None:
                     tracer.send_signal(signal.SIGINT)
@@ -96,5 +108,5 @@ async def main(calls: int, trace: bool, command: list[str]) -> None:
 if __name__ == "__main__":
     arguments = sys.argv[1:]
     count = int(arguments.pop(0))
-    traced = arguments[0] == "--strace"
-    anyio.run(main, count, traced, arguments[1:] if traced else arguments)
+    option = arguments[0] if arguments[0] in ("--strace", "--callgrind") else ""
+    anyio.run(main, count, option, arguments[1:] if option else arguments)
