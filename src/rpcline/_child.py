@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, Protocol
 
 import rpcline
+from rpcline._pipes import spawn
 from rpcline._relay_lines import write_lines
 
 # Variables a child gets whatever it is told: what finding programs and text needs.
@@ -149,17 +150,15 @@ class Child:
         self.output_done = self.input_congested = False
         self.paused = Pauses(self._pause_reading, self._resume_reading)
         self.exited_now = loop.create_future()
-        await loop.subprocess_exec(
-            lambda: _Pipes(self), *self.command, stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=None, env=self.env, cwd=self.cwd,
+        _, self.stdout = await spawn(
+            lambda: _Pipes(self), self.command, env=self.env, cwd=self.cwd,
             start_new_session=self.new_session)
 
     def connected(self, transport: asyncio.SubprocessTransport) -> None:
         self.transport = transport
-        stdin, stdout = transport.get_pipe_transport(0), transport.get_pipe_transport(1)
+        stdin = transport.get_pipe_transport(0)
         assert isinstance(stdin, asyncio.WriteTransport)
-        assert isinstance(stdout, asyncio.ReadTransport)
-        self.stdin, self.stdout = stdin, stdout
+        self.stdin = stdin  # stdout: spawn's reader, set by start
 
     @property
     def pid(self) -> int | None:

@@ -34,6 +34,9 @@ def failure(id: rpcline.RequestId | None, message: str, cause: str) -> bytes:
 
 def write_lines(write: Callable[[bytes], Any], lines: Iterable[bytes]) -> None:
     """Write the lines, each with its LF: short ones joined into one write, long ones alone."""
+    if type(lines) is list and len(lines) == 1 and len(lines[0]) <= JOIN_BYTES:
+        write(lines[0] + b"\n")  # a sequential caller's one line: no batch to build
+        return
     batch: list[bytes] = []
     for line in lines:
         if len(line) <= JOIN_BYTES:

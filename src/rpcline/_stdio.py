@@ -1,6 +1,7 @@
 """The proxy's own stdin and stdout as an asyncio reader and writer, whatever they are.
 
-Pipes and sockets get asyncio's pipe transports (event-driven, with flow control). A
+Pipes and sockets are read by ``_pipes.PipeReadTransport`` (asyncio's pipe transport on
+Windows) and written by asyncio's pipe transport (event-driven, with flow control). A
 terminal or a regular file cannot: asyncio refuses regular files ("Pipe transport is for
 pipes/sockets only"), and a terminal's file description is shared with the shell and with
 stderr, which non-blocking mode would break. Those are read in a daemon thread, one chunk
@@ -18,6 +19,7 @@ import stat
 import threading
 from typing import Any
 
+from rpcline._pipes import READS_BY_CALLBACK, PipeReadTransport
 from rpcline._proxy_types import READ_BYTES, Consumer, Reader, Unbuffered, Writer
 
 
@@ -34,7 +36,10 @@ async def open_stdio(stdin: int = 0, stdout: int = 1) -> tuple[Reader, Writer]:
     loop = asyncio.get_running_loop()
     reader: Reader
     writer: Writer
-    if _is_pipe(stdin):
+    if _is_pipe(stdin) and READS_BY_CALLBACK:
+        reader = _PipeReader()
+        PipeReadTransport(loop, stdin, reader, close_fd=False)
+    elif _is_pipe(stdin):  # Windows: asyncio's pipe transport
         _, reader = await loop.connect_read_pipe(
             _PipeReader, os.fdopen(stdin, "rb", buffering=0, closefd=False)
         )
@@ -74,6 +79,10 @@ class _Flushed(asyncio.streams.FlowControlMixin):
 
 
 class _PipeWriter(asyncio.StreamWriter):
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.write = self.transport.write  # type: ignore[method-assign]  # a frame fewer a write
+
     async def flush_and_close(self, timeout: float) -> None:
         self.transport.close()  # a pipe transport closes once its buffer is written
         protocol = self._protocol  # type: ignore[attr-defined]

@@ -96,6 +96,8 @@ async def relay(
                 loop.remove_signal_handler(signum)
             if session.child.transport is not None:
                 session.child.transport.close()
+            if session.child.stdout is not None:
+                session.child.stdout.close()  # spawn's reader: its own, not the transport's
     return summary
 
 
