@@ -146,6 +146,8 @@ class Child:
         # All set before it runs: its first bytes, or its exit, may come before we resume.
         self.generation += 1
         self.parser = rpcline.StreamParser(self.max_line_bytes, classify=rpcline.route)
+        if self.stdout is not None:  # a previous process's, held open by a grandchild?
+            self.stdout.close()
         self.stdin = self.stdout = None
         self.output_done = self.input_congested = False
         self.paused = Pauses(self._pause_reading, self._resume_reading)

@@ -173,6 +173,8 @@ class SharedChild:
         self.gone = "the bridge is stopping"
         self.child.close_input()
         await self.child.stop(grace, self.limits.kill_after)
+        if self.child.stdout is not None:  # its reader's descriptor, whoever holds the pipe
+            self.child.stdout.close()
         self.recorder.__exit__()
 
     # --- the child's events ------------------------------------------------------------------------
