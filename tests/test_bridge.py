@@ -397,3 +397,26 @@ def test_rpcline_serve_serves_then_stops_its_children_on_sigterm() -> None:
     assert "1 calls forwarded (0 failed by the bridge)" in err.splitlines()[-1]
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # reaped: not even a zombie
+
+
+def test_a_child_runs_on_uvloop() -> None:
+    """uvicorn runs the bridge on uvloop when it is installed; uvloop's transports do not
+    derive from asyncio's classes, so nothing may check them with isinstance."""
+    uvloop = pytest.importorskip("uvloop", reason="uvloop is not installed")
+    from rpcline._shared_child import Limits, SharedChild
+
+    async def handshake() -> bytes | None:
+        shared = SharedChild("t", SERVER, limits=Limits(), env=None, cwd=None,
+                             log=lambda _: None, on_notification=lambda *_: None)
+        await shared.start()
+        try:
+            call = shared.ask("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                             "clientInfo": {"name": "t", "version": "1"}})
+            await asyncio.wait_for(call.wait(), 30)
+            return call.answer
+        finally:
+            await shared.stop()
+
+    answer = uvloop.run(handshake())
+    assert answer is not None and orjson.loads(answer)["result"]["serverInfo"]["name"] == (
+        "rpcline-test-server")

@@ -15,7 +15,7 @@ import contextlib
 import os
 import signal
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, cast
 
 import rpcline
 from rpcline._pipes import spawn
@@ -84,9 +84,10 @@ class _Pipes(asyncio.SubprocessProtocol):
         return self.generation == self.child.generation
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.SubprocessTransport)
+        # A cast, not an isinstance check: uvloop's transports (uvicorn's loop when it is
+        # installed) do not derive from asyncio's classes.
         if self._current():
-            self.child.connected(transport)
+            self.child.connected(cast(asyncio.SubprocessTransport, transport))
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
         if fd == 1 and self._current():
@@ -158,9 +159,8 @@ class Child:
 
     def connected(self, transport: asyncio.SubprocessTransport) -> None:
         self.transport = transport
-        stdin = transport.get_pipe_transport(0)
-        assert isinstance(stdin, asyncio.WriteTransport)
-        self.stdin = stdin  # stdout: spawn's reader, set by start
+        # stdout: spawn's reader, set by start; a cast: uvloop's transports are not asyncio's
+        self.stdin = cast(asyncio.WriteTransport, transport.get_pipe_transport(0))
 
     @property
     def pid(self) -> int | None:

@@ -20,7 +20,7 @@ import functools
 import os
 import subprocess
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from rpcline._proxy_types import READ_BYTES
 
@@ -132,9 +132,7 @@ async def spawn(
             factory, *command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
             **options
         )
-        output = transport.get_pipe_transport(1)
-        assert isinstance(output, asyncio.ReadTransport)
-        return transport, output
+        return transport, cast(asyncio.ReadTransport, transport.get_pipe_transport(1))
     read_end, write_end = os.pipe()  # neither inherited: the child gets a dup as its fd 1
     try:
         transport, protocol = await loop.subprocess_exec(
