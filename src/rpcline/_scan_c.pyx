@@ -8,9 +8,9 @@ read are: the top-level ``id``, ``jsonrpc``, ``method``, ``params``, ``result`` 
 ``error``, and, when ``Scan.nested`` is set, ``name``, ``uri``, ``arguments`` and
 ``_meta`` inside ``params`` and the protocol version and client capabilities inside
 ``_meta``. String bodies, where large tool results spend their bytes, are skipped 16 and
-then 64 bytes per step with SSE2 (eight without: one word, four bit tricks for quote,
-backslash, control character and non-ASCII byte, and a count of trailing zeros); UTF-8
-is validated only where a non-ASCII byte appears. The C helpers are in ``_scan.h``. A
+then 64 bytes per step with SSE2, 128 with AVX2 where the CPU has it (eight without: one
+word, four bit tricks for quote, backslash, control character and non-ASCII byte, and a
+count of trailing zeros); UTF-8 is validated only where a non-ASCII byte appears. The C helpers are in ``_scan.h``. A
 line's first cache lines are prefetched before the scan.
 """
 
@@ -55,8 +55,6 @@ cdef extern from "_scan.h":
     const int _OPTIMIZED "RPCLINE_OPTIMIZED"
     unsigned int _special16 "rpcline_special16"(const unsigned char*) noexcept nogil
     int _utf8_block "rpcline_utf8_block"(const unsigned char*) noexcept nogil
-    const unsigned char* _plain_blocks "rpcline_plain_blocks"(
-        const unsigned char*, const unsigned char*) noexcept nogil
 
 cdef extern from "_scan_long.h":
     const int LONG_ESCAPED "RPCLINE_ESCAPED"
@@ -68,11 +66,14 @@ cdef extern from "_scan_long.h":
     bint _avx2_supported "rpcline_avx2_supported"() noexcept nogil
     const unsigned char* _long_string "rpcline_long_string"(
         const unsigned char*, const unsigned char*, int*) noexcept nogil
+    const unsigned char* _plain_blocks "rpcline_plain_blocks"(
+        const unsigned char*, const unsigned char*) noexcept nogil
 
 assert LONG_ESCAPED == S_ESCAPED and LONG_NON_ASCII == S_NON_ASCII
 
-# The block scans of long strings this build can run on this CPU, fastest last; the
-# fastest is used. Tests and benchmarks switch with use_simd_path().
+# The block scans of long strings (plain text, and text with escapes or non-ASCII bytes)
+# this build can run on this CPU, fastest last; the fastest is used. Tests and benchmarks
+# switch with use_simd_path().
 cdef dict _PATHS = {"none": PATH_NONE, "sse2": PATH_SSE2, "avx2": PATH_AVX2}
 SIMD_PATHS = (("sse2", "avx2") if _avx2_supported() else ("sse2",)) if SIMD else ("none",)
 
