@@ -4,9 +4,11 @@
     python benchmarks/compare.py [FILE.jsonl] --callgrind [--passes 1 4] [--keep DIR]
 
 Without FILE the generated corpus (rpcline.corpus, fixed seed) is used, and beside it
-the large results of one text style each (escaped, CJK, emoji, embedded JSON:
-``rpcline.corpus.long_results``), where ``pysimdjson`` (a lazy parse reading the id and
-the method) is the contender to beat for ``rpcline-route``. Wall-clock mode
+the large results of one text style each (512 KiB of plain ASCII, and escaped, CJK,
+emoji, embedded JSON: ``rpcline.corpus.long_results``), where the peers to beat for
+``rpcline-route`` are ``pysimdjson`` (a lazy parse reading the id and the method),
+``ssrjson`` (a SIMD decoder) and ``msgspec-raw`` (a Struct with ``msgspec.Raw`` params,
+result and error); they are the ``bench`` extra's optional packages. Wall-clock mode
 times every contender in one process, round after round, in a rotating order, and
 reports the median ns/message and the median of the per-round ratios to orjson.loads:
 machine noise hits neighbours in a round alike, so the ratio is steadier than the times.

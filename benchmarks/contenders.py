@@ -76,6 +76,33 @@ def _pysimdjson() -> Parser:
     return lazy
 
 
+def _ssrjson() -> Parser:
+    # ssrjson (PyPI), a SIMD JSON decoder (SSE4.2, AVX2 or AVX-512 chosen at run time): a
+    # whole decode, as orjson.loads does, large strings built included.
+    import ssrjson
+
+    loads: Parser = ssrjson.loads
+    return loads
+
+
+def _msgspec_raw() -> Parser:
+    # msgspec decoding into a Struct of the members a router reads: jsonrpc, id and method
+    # decoded, params, result and error kept as msgspec.Raw (the bytes, not decoded): the
+    # peer closest to route's design. Skipped values are checked as JSON but their strings'
+    # UTF-8 is not (b'"\xff"' passes), which route checks. A non-object line, or an id
+    # of another type, raises ValidationError, as refusals raise in other contenders.
+    import msgspec
+
+    raw = msgspec.Raw
+    envelope = msgspec.defstruct("Envelope", [
+        ("jsonrpc", str | None, None), ("id", int | str | None, None),
+        ("method", str | None, None), ("params", raw, raw()), ("result", raw, raw()),
+        ("error", raw, raw()),
+    ])
+    decode: Parser = msgspec.json.Decoder(envelope).decode
+    return decode
+
+
 def _mcp_sdk() -> Parser:
     # What the official SDK's stdio transport calls for every line it reads.
     try:
@@ -94,6 +121,8 @@ CONTENDERS: dict[str, Callable[[], Parser]] = {
     "json+rules": _json_rules,
     "mcp-sdk": _mcp_sdk,
     "pysimdjson": _pysimdjson,
+    "ssrjson": _ssrjson,
+    "msgspec-raw": _msgspec_raw,
 }
 
 
@@ -162,12 +191,22 @@ GROUPS: dict[str, Callable[[str, bytes], bool]] = {
 # The large tail one text style at a time (rpcline.corpus.long_results): classes beside
 # the generated corpus, not in it, so they leave its whole-corpus figures alone.
 LONG_TEXTS = {
+    "large plain ASCII": "plain-ascii",  # large_ascii_results: nothing to escape
     "large escaped text": "escaped",
     "large CJK text": "cjk",
     "large emoji text": "emoji",
     "large embedded JSON": "embedded-json",
 }
 LONG_TEXT_COUNT = 8
+LARGE_ASCII_BYTES = 512 * 1024
+
+
+def large_ascii_results(count: int = 4) -> list[bytes]:
+    """``count`` tool results of 512 KiB of plain ASCII text, nothing to escape: the
+    scanner's fastest case (the guard's "large ASCII results")."""
+    words = b"the quick brown fox jumps over the lazy dog; " * (LARGE_ASCII_BYTES // 45)
+    return [b'{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"'
+            % n + words + b'"}]}}' for n in range(count)]
 
 
 def workloads(
@@ -183,5 +222,7 @@ def workloads(
         elif long_texts:
             from rpcline.corpus import long_results
 
-            found[name] = long_results(LONG_TEXTS[name], LONG_TEXT_COUNT)  # type: ignore[arg-type]
+            style = LONG_TEXTS[name]
+            found[name] = (large_ascii_results() if style == "plain-ascii"
+                           else long_results(style, LONG_TEXT_COUNT))  # type: ignore[arg-type]
     return {name: lines for name, lines in found.items() if lines}

@@ -26,7 +26,9 @@ PYPROJECT = ROOT / "pyproject.toml"
 WORKFLOW = ROOT / ".github" / "workflows" / "wheels.yml"
 
 # orjson's wheels decide these (pyproject.toml says how that was checked).
-PYTHONS = ("cp311", "cp312", "cp313", "cp314")
+PYTHONS = ("cp311", "cp312", "cp313", "cp314", "cp315")
+# orjson 3.13's cp315 wheels for glibc: manylinux_2_39 only.
+CP315_GLIBC_TAGS = {"x86_64": "manylinux_2_39_x86_64", "aarch64": "manylinux_2_39_aarch64"}
 EXPECTED = {
     "linux": [
         f"{python}-{libc}_{arch}"
@@ -71,6 +73,35 @@ def test_cibuildwheel_selects_exactly_the_intended_wheels(platform):
 
 
 @needs_cibuildwheel
+def resolved_linux_options():
+    """cibuildwheel's own resolution of the file's Linux options (overrides included)."""
+    from cibuildwheel.options import CommandLineArguments, compute_options
+
+    config()  # skips without a pyproject.toml
+    args = CommandLineArguments.defaults()
+    args.package_dir = ROOT
+    args.platform = "linux"
+    env = {name: value for name, value in os.environ.items() if not name.startswith("CIBW_")}
+    return compute_options("linux", args, env)
+
+
+@needs_cibuildwheel
+def test_cp315_glibc_wheels_install_only_where_orjson_does():
+    # orjson ships cp315 glibc wheels for manylinux_2_39 only. A cp315 wheel of ours tagged
+    # manylinux_2_17 (auditwheel's default, or its added older tags without --only-plat)
+    # would install on glibc 2.17 to 2.38, where pip cannot find orjson's. Nor can the
+    # build container (glibc 2.34) install either wheel, so they are not tested there.
+    options = resolved_linux_options()
+    for arch, tag in CP315_GLIBC_TAGS.items():
+        build = options.build_options(f"cp315-manylinux_{arch}")
+        assert f"--only-plat --plat {tag} " in build.repair_command, build.repair_command
+        assert not options.globals.test_selector(f"cp315-manylinux_{arch}")
+        older = options.build_options(f"cp314-manylinux_{arch}")
+        assert "--plat" not in older.repair_command  # manylinux2014: glibc 2.17, as orjson
+        assert options.globals.test_selector(f"cp314-manylinux_{arch}")
+    assert options.globals.test_selector("cp315-musllinux_x86_64")
+
+
 def test_the_workflow_pins_the_cibuildwheel_checked_here():
     # The selection depends on cibuildwheel's version (newer ones add Pythons by default),
     # so the list checked above is the workflow's only when the versions agree.

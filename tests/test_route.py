@@ -767,3 +767,40 @@ def test_facade_exports_route():
     module = "rpcline._route_c" if rpcline.IMPLEMENTATION == "cython" else "rpcline._route_py"
     assert rpcline.route is importlib.import_module(module).route
     assert rpcline.Route is importlib.import_module(module).Route
+
+
+def test_method_names_shared_by_threads_stay_intact(router):
+    # The core keeps the str of recently routed method names for every thread (16 slots,
+    # each replaced, and its name released, by the call that misses on it). A name handed
+    # out must stay the caller's while other names churn its slot; and threads routing
+    # names that share slots must each get their own. On a free-threaded build a slot
+    # released while another thread compares or returns it would be a use after free
+    # (issue 32 item 5); with the GIL this holds the slots' reference counting.
+    import sys
+    import threading
+
+    names = [f"tools/{'x' * n}" for n in range(48)] + [f"n{n}/call" for n in range(48)]
+    lines = [b'{"jsonrpc":"2.0","id":1,"method":"%s"}' % name.encode() for name in names]
+    kept = [router.route(line).method for line in lines]
+    failures: list[tuple[str, object]] = []
+
+    def work(offset: int) -> None:
+        for i in range(4000):
+            k = (i * 7 + offset) % len(names)
+            method = router.route(lines[k]).method
+            if method != names[k]:
+                failures.append((names[k], method))
+                return
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the GIL allows
+    try:
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert failures == []
+    assert kept == names

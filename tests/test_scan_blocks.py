@@ -98,6 +98,32 @@ def test_specials_at_every_offset_of_a_block(simd_path, special):
                 assert_judged(line)
 
 
+@pytest.mark.parametrize("special", SPECIALS, ids=range(len(SPECIALS)))
+def test_plain_text_then_a_special_at_every_offset(simd_path, special):
+    # Plain ASCII from the opening quote goes through the plain-text loop (SSE2: 64
+    # bytes a step; AVX2: 128, then 32, then 16), never the escape blocks: the special
+    # after each length of it, at every byte of three 128-byte steps and of the tails,
+    # must stop the loop exactly where it is, far from the end of the line and near it.
+    from rpcline import _route_c
+
+    for length in range(0, 420):
+        text = bytes(0x21 + (i * 7) % 90 for i in range(length)).replace(b'"', b"#")
+        text = text.replace(b"\\", b"/")
+        far = b'{"jsonrpc":"2.0","id":1,"result":{"t":"' + text + special + b"z" * 300 + b'"}}'
+        near = b'{"jsonrpc":"2.0","id":1,"result":"' + text + special + b'"}'
+        for line in (far, near):
+            assert_judged(line)
+            assert _route_c.route(line).result_span == _route_py.route(line).result_span, line
+
+
+def test_plain_text_cut_short(simd_path):
+    # A long plain string that runs to the end of the line, cut after every byte of its
+    # last 300: the loop must not read a step past the end, nor stop short of it.
+    whole = b'{"jsonrpc":"2.0","id":1,"result":"' + b"plain text, " * 60 + b'"}'
+    for cut in range(len(whole) - 300, len(whole) + 1):
+        assert_judged(whole[:cut])
+
+
 @pytest.mark.parametrize("filler", FILLERS, ids=range(len(FILLERS)))
 def test_runs_of_backslashes_across_blocks(simd_path, filler):
     # A run of backslashes ending at each byte of a block, odd and even, then a quote or

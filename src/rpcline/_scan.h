@@ -133,23 +133,13 @@ static inline int rpcline_utf8_block(const unsigned char *p) {
         return -1;
     return (int)(limit == 16 ? crossing : limit);
 }
-/* The first byte from p that stops a string body or is non-ASCII, looking in whole
-   16-byte blocks only; else the start of the last, incomplete block. Most strings
-   end, or meet their next escape, within two blocks: those are tested one at a
-   time (a 64-byte step costs four). Longer runs of plain text (base64 above all)
-   go 64 bytes a step, with one mask test. */
-#define RPCLINE_SINGLE_BLOCKS 2
-static inline const unsigned char *rpcline_plain_blocks(const unsigned char *p,
-                                                        const unsigned char *end) {
+/* From p, 64 bytes a step with SSE2, then 16: the first byte that stops a string body or
+   is non-ASCII, looking in whole 16-byte blocks only; else the start of the last,
+   incomplete block. Runs of plain text (base64 above all) take this loop, with one mask
+   test a step; rpcline_plain_blocks (_scan_long.h) calls it, or its AVX2 twin. */
+static inline const unsigned char *rpcline_sse2_plain_run(const unsigned char *p,
+                                                          const unsigned char *end) {
     unsigned int m;
-    int i;
-    for (i = 0; i < RPCLINE_SINGLE_BLOCKS; i++, p += 16) {
-        if (end - p < 16)
-            return p;
-        m = rpcline_special16(p);
-        if (m)
-            return p + rpcline_low32(m);
-    }
     for (; end - p >= 64; p += 64) {
         __m128i a = rpcline_special_bytes(p), b = rpcline_special_bytes(p + 16);
         __m128i c = rpcline_special_bytes(p + 32), d = rpcline_special_bytes(p + 48);
@@ -176,10 +166,6 @@ static inline const unsigned char *rpcline_plain_blocks(const unsigned char *p,
 #define RPCLINE_SIMD 0
 static inline unsigned int rpcline_special16(const unsigned char *p) { (void)p; return 0; }
 static inline int rpcline_utf8_block(const unsigned char *p) { (void)p; return -1; }
-static inline const unsigned char *rpcline_plain_blocks(const unsigned char *p,
-                                                        const unsigned char *end) {
-    (void)end; return p;
-}
 #endif
 /* Ask for every cache line of a line's first 2 KB (and its NUL) before scanning: the
    scan's loads depend on what it has read, so a line not in cache would otherwise

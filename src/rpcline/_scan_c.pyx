@@ -8,9 +8,9 @@ read are: the top-level ``id``, ``jsonrpc``, ``method``, ``params``, ``result`` 
 ``error``, and, when ``Scan.nested`` is set, ``name``, ``uri``, ``arguments`` and
 ``_meta`` inside ``params`` and the protocol version and client capabilities inside
 ``_meta``. String bodies, where large tool results spend their bytes, are skipped 16 and
-then 64 bytes per step with SSE2 (eight without: one word, four bit tricks for quote,
-backslash, control character and non-ASCII byte, and a count of trailing zeros); UTF-8
-is validated only where a non-ASCII byte appears. The C helpers are in ``_scan.h``. A
+then 64 bytes per step with SSE2, 128 with AVX2 where the CPU has it (eight without: one
+word, four bit tricks for quote, backslash, control character and non-ASCII byte, and a
+count of trailing zeros); UTF-8 is validated only where a non-ASCII byte appears. The C helpers are in ``_scan.h``. A
 line's first cache lines are prefetched before the scan.
 """
 
@@ -55,8 +55,6 @@ cdef extern from "_scan.h":
     const int _OPTIMIZED "RPCLINE_OPTIMIZED"
     unsigned int _special16 "rpcline_special16"(const unsigned char*) noexcept nogil
     int _utf8_block "rpcline_utf8_block"(const unsigned char*) noexcept nogil
-    const unsigned char* _plain_blocks "rpcline_plain_blocks"(
-        const unsigned char*, const unsigned char*) noexcept nogil
 
 cdef extern from "_scan_long.h":
     const int LONG_ESCAPED "RPCLINE_ESCAPED"
@@ -68,11 +66,14 @@ cdef extern from "_scan_long.h":
     bint _avx2_supported "rpcline_avx2_supported"() noexcept nogil
     const unsigned char* _long_string "rpcline_long_string"(
         const unsigned char*, const unsigned char*, int*) noexcept nogil
+    const unsigned char* _plain_blocks "rpcline_plain_blocks"(
+        const unsigned char*, const unsigned char*) noexcept nogil
 
 assert LONG_ESCAPED == S_ESCAPED and LONG_NON_ASCII == S_NON_ASCII
 
-# The block scans of long strings this build can run on this CPU, fastest last; the
-# fastest is used. Tests and benchmarks switch with use_simd_path().
+# The block scans of long strings (plain text, and text with escapes or non-ASCII bytes)
+# this build can run on this CPU, fastest last; the fastest is used. Tests and benchmarks
+# switch with use_simd_path().
 cdef dict _PATHS = {"none": PATH_NONE, "sse2": PATH_SSE2, "avx2": PATH_AVX2}
 SIMD_PATHS = (("sse2", "avx2") if _avx2_supported() else ("sse2",)) if SIMD else ("none",)
 
@@ -916,12 +917,30 @@ cdef object _text(Scan* s, Span span, int flags):
 
 # Recently routed method names, owned references or NULL, by a hash of their bytes: a
 # stream names a handful of methods again and again, and a str is immutable, so the one
-# made for a name is handed out again, sparing its allocation, copy and release. The GIL
-# is held throughout route().
+# made for a name is handed out again, sparing its allocation, copy and release. A slot is
+# replaced, and its name released, by whichever call misses on it: the cache is shared by
+# every thread. With the GIL, route() runs in one thread at a time and needs no lock; a
+# free-threaded build would let one thread release a name that another is comparing or
+# handing out, so there every read and write of a slot holds a lock (PyMutex, which every
+# free-threaded CPython has), and the reference a caller gets is taken before it is let go.
 cdef enum:
     RECENT_METHODS = 16
     RECENT_METHOD_BYTES = 64
 cdef PyObject* _recent_methods[RECENT_METHODS]
+
+cdef extern from *:
+    """
+    #ifdef Py_GIL_DISABLED
+    static PyMutex rpcline_recent_methods_lock = {0};
+    #define RPCLINE_LOCK_RECENT_METHODS() PyMutex_Lock(&rpcline_recent_methods_lock)
+    #define RPCLINE_UNLOCK_RECENT_METHODS() PyMutex_Unlock(&rpcline_recent_methods_lock)
+    #else
+    #define RPCLINE_LOCK_RECENT_METHODS() ((void)0)
+    #define RPCLINE_UNLOCK_RECENT_METHODS() ((void)0)
+    #endif
+    """
+    void _lock_recent_methods "RPCLINE_LOCK_RECENT_METHODS"() noexcept nogil
+    void _unlock_recent_methods "RPCLINE_UNLOCK_RECENT_METHODS"() noexcept nogil
 
 
 cdef object _method_name(Scan* s):
@@ -932,18 +951,33 @@ cdef object _method_name(Scan* s):
         return _text(s, s.method, s.method_flags)
     # p[size >> 1] is the closing quote for "": still a byte of the line.
     cdef unsigned int slot = <unsigned int>(size + p[size >> 1]) % RECENT_METHODS
-    cdef PyObject* recent = _recent_methods[slot]
+    cdef PyObject* recent
+    _lock_recent_methods()
+    recent = _recent_methods[slot]
     if (recent != NULL and PyUnicode_GET_LENGTH(<object>recent) == size
             and memcmp(PyUnicode_DATA(<object>recent), p, size) == 0):
-        return <object>recent
+        Py_INCREF(<object>recent)  # the caller's, taken while the slot still holds it
+        _unlock_recent_methods()
+        return _steal(recent)
+    _unlock_recent_methods()
+    # Made outside the lock: were _text ever to run Python code (a collection's finalizer
+    # calling route), the lock would be taken again in the same thread.
     cdef object text = _text(s, s.method, 0)
-    # Read the slot again: were _text ever to run Python code (a collection's finalizer
-    # calling route), the name read above could have been replaced and released meanwhile.
-    recent = _recent_methods[slot]
-    Py_INCREF(text)
+    Py_INCREF(text)  # the slot's
+    _lock_recent_methods()
+    recent = _recent_methods[slot]  # again: it may have been replaced meanwhile
     _recent_methods[slot] = <PyObject*>text
+    _unlock_recent_methods()
     Py_XDECREF(recent)
     return text
+
+
+cdef extern from *:
+    """
+    /* An owned reference handed to Cython as the object to return, without a new one. */
+    static inline PyObject *rpcline_steal(PyObject *owned) { return owned; }
+    """
+    object _steal "rpcline_steal"(PyObject*)
 
 
 cdef Py_ssize_t _unescape(cursor p, cursor end, unsigned char* out) noexcept:

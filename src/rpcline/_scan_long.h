@@ -99,6 +99,66 @@ static inline const unsigned char *rpcline_clean_start(const unsigned char *p, u
 #define SUBS_EPU8 _mm256_subs_epu8
 #include "_scan_long_blocks.h"
 static inline int rpcline_avx2_supported(void) { return __builtin_cpu_supports("avx2"); }
+
+/* 0xFF for each quote, backslash, control character and non-ASCII byte of the 32 bytes
+   at p: rpcline_special_bytes at twice the width, with one compare fewer. A byte looks
+   up its low nibble in `table` (0x22 at 2, 0x5C at 12, 0 elsewhere) and only the quote
+   and the backslash equal what they find (and NUL, a control character: no other byte
+   is 0; a byte with its high bit set finds 0, so it equals nothing). A signed compare
+   with `space` (0x20 in every byte) finds control characters and non-ASCII bytes at
+   once. */
+__attribute__((target("avx2")))
+static inline __m256i rpcline_avx2_special(const unsigned char *p, __m256i table, __m256i space) {
+    __m256i v = _mm256_loadu_si256((const __m256i *)p);
+    return _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_shuffle_epi8(table, v), v),
+                           _mm256_cmpgt_epi8(space, v));
+}
+/* rpcline_sse2_plain_run with AVX2: 128 bytes a step in 30 instructions (0.23 a byte,
+   against 0.78 for SSE2's 64-byte steps), then 32, then one 16-byte block. Large tool
+   results are mostly plain text, and this loop is nearly all of routing them. */
+__attribute__((target("avx2")))
+static const unsigned char *rpcline_avx2_plain_run(const unsigned char *p,
+                                                   const unsigned char *end) {
+    __m256i table = _mm256_setr_epi8(0, 0, 0x22, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x5C, 0, 0, 0,
+                                     0, 0, 0x22, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x5C, 0, 0, 0);
+    __m256i space = _mm256_set1_epi8(0x20);
+    size_t steps = (size_t)(end - p) / 128;  /* counted down: 3 instructions of loop a step */
+    unsigned int m;
+    /* GCC turns `0x20 > v` with a known constant into min and equal, one instruction more
+       a vector: an empty asm hides the value. */
+    __asm__("" : "+x"(space));
+    for (; steps; steps--, p += 128) {
+        __m256i a = rpcline_avx2_special(p, table, space);
+        __m256i b = rpcline_avx2_special(p + 32, table, space);
+        __m256i c = rpcline_avx2_special(p + 64, table, space);
+        __m256i d = rpcline_avx2_special(p + 96, table, space);
+        __m256i any = _mm256_or_si256(_mm256_or_si256(a, b), _mm256_or_si256(c, d));
+        /* as rpcline_sse2_plain_run: 2 KB ahead, each of the two cache lines */
+        _mm_prefetch((const char *)(p + 2048), _MM_HINT_T0);
+        _mm_prefetch((const char *)(p + 2048 + 64), _MM_HINT_T0);
+        if (!_mm256_testz_si256(any, any)) {
+            uint64_t found = (uint64_t)(uint32_t)_mm256_movemask_epi8(a)
+                | ((uint64_t)(uint32_t)_mm256_movemask_epi8(b) << 32);
+            if (found)
+                return p + rpcline_ctz64(found);
+            found = (uint64_t)(uint32_t)_mm256_movemask_epi8(c)
+                | ((uint64_t)(uint32_t)_mm256_movemask_epi8(d) << 32);
+            return p + 64 + rpcline_ctz64(found);
+        }
+    }
+    for (; end - p >= 32; p += 32) {
+        m = (unsigned int)_mm256_movemask_epi8(rpcline_avx2_special(p, table, space));
+        if (m)
+            return p + rpcline_low32(m);
+    }
+    if (end - p >= 16) {
+        m = rpcline_special16(p);
+        if (m)
+            return p + rpcline_low32(m);
+        p += 16;
+    }
+    return p;
+}
 #else
 #define RPCLINE_AVX2 0
 static inline int rpcline_avx2_supported(void) { return 0; }
@@ -124,6 +184,29 @@ static inline const unsigned char *rpcline_long_string(const unsigned char *p,
 #endif
     return rpcline_sse2_long_string(p, end, flags);
 }
+/* The first byte from p that stops a string body or is non-ASCII, looking in whole
+   16-byte blocks only; else the start of the last, incomplete block. Most strings
+   end, or meet their next escape, within two blocks: those are tested one at a time,
+   inline (a 64-byte step costs four). Longer runs of plain text go on in the block scan
+   in use, SSE2 or AVX2, as long strings do. */
+#define RPCLINE_SINGLE_BLOCKS 2
+static inline const unsigned char *rpcline_plain_blocks(const unsigned char *p,
+                                                        const unsigned char *end) {
+    unsigned int m;
+    int i;
+    for (i = 0; i < RPCLINE_SINGLE_BLOCKS; i++, p += 16) {
+        if (end - p < 16)
+            return p;
+        m = rpcline_special16(p);
+        if (m)
+            return p + rpcline_low32(m);
+    }
+#if RPCLINE_AVX2
+    if (rpcline_long_path == RPCLINE_PATH_AVX2)
+        return rpcline_avx2_plain_run(p, end);
+#endif
+    return rpcline_sse2_plain_run(p, end);
+}
 #else
 #define RPCLINE_AVX2 0
 static int rpcline_long_path = RPCLINE_PATH_NONE;
@@ -132,6 +215,10 @@ static inline const unsigned char *rpcline_long_string(const unsigned char *p,
                                                        const unsigned char *end,
                                                        int *flags) {
     (void)end; (void)flags; return p;
+}
+static inline const unsigned char *rpcline_plain_blocks(const unsigned char *p,
+                                                        const unsigned char *end) {
+    (void)end; return p;
 }
 #endif /* RPCLINE_SIMD */
 
