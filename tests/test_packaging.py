@@ -72,7 +72,6 @@ def test_cibuildwheel_selects_exactly_the_intended_wheels(platform):
     assert sorted(build_identifiers(platform)) == sorted(EXPECTED[platform])
 
 
-@needs_cibuildwheel
 def resolved_linux_options():
     """cibuildwheel's own resolution of the file's Linux options (overrides included)."""
     from cibuildwheel.options import CommandLineArguments, compute_options
@@ -102,6 +101,7 @@ def test_cp315_glibc_wheels_install_only_where_orjson_does():
     assert options.globals.test_selector("cp315-musllinux_x86_64")
 
 
+@needs_cibuildwheel
 def test_the_workflow_pins_the_cibuildwheel_checked_here():
     # The selection depends on cibuildwheel's version (newer ones add Pythons by default),
     # so the list checked above is the workflow's only when the versions agree.
