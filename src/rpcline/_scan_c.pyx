@@ -312,13 +312,18 @@ cdef inline cursor _string(Scan* s, cursor p, cursor end) noexcept:
 
 
 cdef inline cursor _key(Scan* s, cursor p, cursor end) noexcept:
-    """``_string`` for a member name, by a byte loop.
+    """``_string`` for a member name: with SSE2 its first 16 bytes in one block test, as
+    for values; else a byte loop.
 
-    Names recur in the same order message after message, so the predictor learns where
-    the loop ends and the scan reads on speculatively; a block's mask would make it wait
-    for the mask and its count instead. A name that is long or holds an escape or a
-    non-ASCII byte goes on to ``_string_body`` from that byte.
+    A byte loop lets the predictor, which learns where recurring names end, read on
+    speculatively, but it costs about four instructions a byte against one block test
+    for the whole name (most names are under 16 bytes): 1,025 of check_request's 7,158
+    instructions a request went to names read a byte at a time, and instruction counts
+    are what the guard holds. A name that is long or holds an escape or a non-ASCII byte
+    goes on to ``_string_body`` from the first byte the block did not clear.
     """
+    if SIMD:
+        return _string(s, p, end)
     cdef cursor q = p + 1
     while not SPECIAL[q[0]]:  # the NUL after the line is special
         q += 1
