@@ -50,12 +50,16 @@ def _recorded(small: bool) -> tuple[int, dict[str, Arm]]:
 
     from rpcline._message_c import parse
     from rpcline._route_c import route
+    from rpcline._scan_c import floor_pass
 
     lines = [line for line in load_jsonl(RECORDED) if not small or len(line) < SMALL_BYTES]
     return len(lines), {
         "orjson.loads": lambda: run_pass(orjson.loads, lines),
         "parse": lambda: run_pass(parse, lines),
         "route": lambda: run_pass(route, lines),
+        # The floor under any classifier: a bare C call from the same loop and one memchr
+        # pass over the bytes.
+        "floor": lambda: run_pass(floor_pass, lines),
     }
 
 
@@ -168,6 +172,8 @@ CHECKS = [
           known_miss="0.29x measured: route's fixed cost a call weighs on small messages"),
     Check("route, small messages", f"recorded, small (<{SMALL_BYTES} B)", "route",
           "orjson.loads"),
+    Check("route, small messages, against the floor", f"recorded, small (<{SMALL_BYTES} B)",
+          "route", "floor", 5.0),
     Check("route, large ASCII results", "large ASCII results", "route", "orjson.loads", 1.0),
     Check("route, large escaped/non-ASCII", "large escaped/CJK/emoji results", "route",
           "orjson.loads", 1.0),

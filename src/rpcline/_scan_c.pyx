@@ -14,6 +14,7 @@ is validated only where a non-ASCII byte appears. The C helpers are in ``_scan.h
 line's first cache lines are prefetched before the scan.
 """
 
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.long cimport PyLong_FromLongLong, PyLong_FromUnsignedLongLong
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.object cimport PyObject
@@ -21,7 +22,7 @@ from cpython.ref cimport Py_INCREF, Py_XDECREF
 from cpython.unicode cimport PyUnicode_DecodeUTF8, PyUnicode_GET_LENGTH
 from libc.limits cimport LLONG_MIN
 from libc.stdint cimport int64_t, uint64_t
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memchr, memcmp, memcpy
 
 from rpcline._message_c cimport (
     M_ERROR, M_ID, M_JSONRPC, M_METHOD, M_OTHER, M_PARAMS, M_RESULT, Member, member_named
@@ -83,6 +84,13 @@ def use_simd_path(name: str) -> None:
     if name not in SIMD_PATHS:
         raise ValueError(f"{name!r} is not one of {SIMD_PATHS}")
     _long_path = _PATHS[name]
+
+
+def floor_pass(bytes line):
+    """The floor under any classifier of ``line``, for ``benchmarks/guard.py``: a bare C
+    call and one memchr pass over its bytes (for a byte no JSON line holds). Called as
+    ``route`` is (vectorcall, keywords allowed, as ``route(line=...)`` must be)."""
+    return memchr(PyBytes_AS_STRING(line), 0x01, PyBytes_GET_SIZE(line)) != NULL
 
 
 def simd_path() -> str:
@@ -992,8 +1000,9 @@ cdef Py_ssize_t _unescape(cursor p, cursor end, unsigned char* out) noexcept:
     return size
 
 
-cdef object _integer(Scan* s, Span span):
-    """The int orjson decodes a top-level integer to, or None where it decodes a float.
+cdef object _long_integer(Scan* s, Span span):
+    """``_integer`` (``_scan_c.pxd``) for 10 digits or more: the int orjson decodes a
+    top-level integer to, or None where it decodes a float.
 
     orjson keeps -2**63 .. 2**64 - 1 as int and makes anything beyond a float.
     """
@@ -1021,12 +1030,9 @@ cdef object _integer(Scan* s, Span span):
     return PyLong_FromLongLong(-<long long>value)
 
 
-cdef bint _is_version_2_0(Scan* s) except -1:
-    if s.jsonrpc_value != V_STRING:
-        return False
-    if s.jsonrpc_flags == 0:
-        return (s.jsonrpc.end - s.jsonrpc.start == 5
-                and memcmp(s.base + s.jsonrpc.start, b'"2.0"', 5) == 0)
+cdef bint _escaped_version_2_0(Scan* s) except -1:
+    """``_is_version_2_0`` (``_scan_c.pxd``) for a jsonrpc string with escapes or
+    non-ASCII text."""
     return _text(s, s.jsonrpc, s.jsonrpc_flags) == "2.0"
 
 
