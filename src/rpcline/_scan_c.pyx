@@ -417,8 +417,23 @@ cdef inline cursor _digits(cursor p) noexcept:
     return p
 
 
-cdef cursor _number(Scan* s, cursor p, cursor end) noexcept:
+cdef inline cursor _number(Scan* s, cursor p, cursor end) noexcept:
     """Validate the number at ``p``; the byte after it, or NULL. Sets ``s.value``.
+
+    Inline for the usual number, a positive integer (ids, counts, sizes) that cannot be
+    infinite; any other goes to ``_any_number``, which gives the same answer for this one.
+    """
+    cdef cursor q
+    if 0x31 <= p[0] <= 0x39:
+        q = _digits(p + 1)
+        if q[0] != 0x2E and q[0] | 0x20 != 0x65 and q - p < THRESHOLD_DIGITS:  # . e E
+            s.value = V_INTEGER
+            return q
+    return _any_number(s, p, end)
+
+
+cdef cursor _any_number(Scan* s, cursor p, cursor end) noexcept:
+    """``_number`` for any number.
 
     orjson refuses a number that is infinite as a double: only one with an exponent, or
     with 309 or more integer digits, can be, and only that one is looked at closely.
@@ -532,7 +547,7 @@ cdef cursor _literal(Scan* s, cursor p, cursor end) noexcept:
     return p + length
 
 
-cdef cursor _value(Scan* s, cursor p, cursor end, int depth) noexcept:
+cdef inline cursor _value(Scan* s, cursor p, cursor end, int depth) noexcept:
     """Validate the value at ``p`` inside ``depth`` containers; the byte after it, or NULL.
 
     Sets ``s.value`` (and ``s.string_flags`` for a string).
