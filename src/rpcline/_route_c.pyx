@@ -219,7 +219,7 @@ cdef extern from *:
     # A new reference to an object whose reference count is set already (a cast).
     object _owned "(PyObject *)"(PyObject*)
 
-cdef PyObject* _pool[16]
+cdef PyObject* _pool[16]  # RPCLINE_ROUTE_POOL (16) at most
 cdef int _pooled = 0
 
 
