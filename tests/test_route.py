@@ -127,6 +127,12 @@ RULES = [
     ('{"jsonrpc":"2.0","id":[1],"method":"m"}', "refused", None, None, -32600),
     ('{"jsonrpc":"2.0","id":{},"method":"m"}', "refused", None, None, -32600),
     ('{"jsonrpc":"2.0","id":-0,"method":"m"}', "request", 0, "m", None),
+    # the short path of the core (at most 9 digits) and the first ids past it
+    ('{"jsonrpc":"2.0","id":999999999,"method":"m"}', "request", 999999999, "m", None),
+    ('{"jsonrpc":"2.0","id":-999999999,"method":"m"}', "request", -999999999, "m", None),
+    ('{"jsonrpc":"2.0","id":1000000000,"method":"m"}', "request", 10**9, "m", None),
+    ('{"jsonrpc":"2.0","id":-1073741824,"method":"m"}', "request", -(2**30), "m", None),
+    ('{"jsonrpc":"2.0","id":257,"method":"m"}', "request", 257, "m", None),
     ('{"jsonrpc":"2.0","id":18446744073709551615,"method":"m"}', "request", 2**64 - 1, "m",
      None),
     ('{"jsonrpc":"2.0","id":18446744073709551616,"method":"m"}', "refused", None, None, -32600),

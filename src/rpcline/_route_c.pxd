@@ -11,6 +11,7 @@ cdef enum Kind:
     REQUEST, NOTIFICATION, RESPONSE, REFUSED
 
 
+# No cdef methods: a pooled Route (_route_c.pyx) has no vtable pointer to restore.
 @cython.final
 @cython.no_gc
 cdef class Route:
@@ -27,8 +28,6 @@ cdef class Route:
     cdef Span _result
     cdef Span _error
     cdef Py_ssize_t _ids
-
-    cdef tuple _fields(self)
 
 
 cdef Route _routed(object line, Scan* s)

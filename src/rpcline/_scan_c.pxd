@@ -1,5 +1,8 @@
 # The scanner's C-level interface (_scan_c.pyx), cimported by route, http, streams and SSE.
 
+from cpython.long cimport PyLong_FromLong
+from libc.string cimport memcmp
+
 ctypedef const unsigned char* cursor
 
 cdef enum:
@@ -80,7 +83,37 @@ cdef bint _scan(Scan* s) noexcept
 cdef str _reason(Scan* s)
 cdef object _text(Scan* s, Span span, int flags)
 cdef object _method_name(Scan* s)
-cdef object _integer(Scan* s, Span span)
-cdef bint _is_version_2_0(Scan* s) except -1
+cdef object _long_integer(Scan* s, Span span)
+cdef bint _escaped_version_2_0(Scan* s) except -1
+
+
+# Inline in the modules that cimport them (route above all): a call into _scan_c goes
+# through a pointer, and these run on every routed message. The rare cases are calls.
+
+cdef inline object _integer(Scan* s, Span span):
+    """The int orjson decodes a top-level integer to, or None where it decodes a float."""
+    cdef cursor p = s.base + span.start
+    cdef cursor end = s.base + span.end
+    cdef bint negative = p[0] == 0x2D
+    cdef long value = 0
+    if end - p - negative > 9:
+        return _long_integer(s, span)
+    # The usual id: below 10**9, so no overflow to test for, and below 2**30, one CPython
+    # digit, which PyLong_FromLong makes without counting digits.
+    p += negative
+    while p < end:
+        value = value * 10 + (p[0] - 0x30)
+        p += 1
+    return PyLong_FromLong(-value if negative else value)
+
+
+cdef inline bint _is_version_2_0(Scan* s) except -1:
+    """Whether the top-level jsonrpc member (present) is the string "2.0"."""
+    if s.jsonrpc_value != V_STRING:
+        return False
+    if s.jsonrpc_flags == 0:
+        return (s.jsonrpc.end - s.jsonrpc.start == 5
+                and memcmp(s.base + s.jsonrpc.start, b'"2.0"', 5) == 0)
+    return _escaped_version_2_0(s)
 cdef object _prefix_id(const unsigned char* data, Py_ssize_t size)
 cdef object _prefix_scan(Scan* s, const unsigned char* data, Py_ssize_t size, bint cut)
