@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 EXAMPLE = Path(__file__).parents[1] / "examples" / "stdio_servers_over_http.py"
-pytestmark = [pytest.mark.skipif(not EXAMPLE.exists(), reason="needs a clone's examples"),
-              pytest.mark.anyio]
 mcp = pytest.importorskip("mcp", reason="the official MCP SDK (the interop extra) is not "
                           "installed")
 pytest.importorskip("uvicorn", reason="uvicorn (the serve extra) is not installed")
 httpx = pytest.importorskip("httpx", reason="httpx comes with the MCP SDK")
+pytestmark = [pytest.mark.skipif(not EXAMPLE.exists(), reason="needs a clone's examples"),
+              pytest.mark.anyio]  # the anyio plugin comes with the SDK
 
 from _asgi import serving
 

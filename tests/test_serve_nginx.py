@@ -29,11 +29,11 @@ pytestmark = [
     pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt-get install "
                        "nginx-light; .ci/run does)"),
     pytest.mark.skipif(not DOC.exists(), reason="needs a clone's docs"),
-    pytest.mark.anyio,
 ]
 mcp = pytest.importorskip("mcp", reason="the official MCP SDK (the interop extra) is not "
                           "installed")
 pytest.importorskip("uvicorn", reason="uvicorn (the serve extra) is not installed")
+pytestmark.append(pytest.mark.anyio)  # the anyio plugin comes with the SDK
 
 SERVER = [sys.executable, str(Path(__file__).parent / "sdk_server.py")]
 
