@@ -2,6 +2,7 @@
 
     python benchmarks/_serve_load.py load PORT ERA CLIENTS WARM SECONDS PID[,PID...]
     python benchmarks/_serve_load.py sessions PORT COUNT
+    python benchmarks/_serve_load.py stdio ERA WARM SECONDS COMMAND [ARG...]
 
 ``load``: CLIENTS connections, each one MCP client calling ``echo`` one call after another
 (``ERA`` 2025: ``initialize`` and ``notifications/initialized`` first, then calls in that
@@ -14,6 +15,9 @@ takes longer than WARM to answer each once; at most 60 s), the calls completing 
 next SECONDS are counted (their latencies kept, whenever they started), and
 the CPU time of the first PID (the gateway; /proc, its children excluded), of the other
 PIDs (its children) and of this process are read at both ends. Prints one JSON line.
+
+``stdio``: the same calls, one at a time, straight to the child's stdin and stdout (no HTTP,
+no gateway): the ceiling for any stdio gateway's one-client figure.
 
 ``sessions``: opens COUNT 2025-era sessions (``initialize`` then ``initialized``) over
 a few connections and never uses them (benchmarks/serve.py reads the gateway's RSS).
@@ -248,8 +252,61 @@ async def open_sessions(port: int, count: int, width: int = 8) -> dict[str, obje
     return {"opened": opened}
 
 
+def stdio(era: str, warm: float, seconds: float, command: list[str]) -> dict[str, object]:
+    import subprocess
+
+    child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert child.stdin is not None and child.stdout is not None
+    write, read = child.stdin, child.stdout
+
+    def ask(id: int, method: str, params: dict[str, object]) -> bytes:
+        write.write(orjson.dumps({"jsonrpc": "2.0", "id": id, "method": method,
+                                  "params": params}) + b"\n")
+        write.flush()
+        while line := read.readline():
+            if line.startswith(b'{"jsonrpc":"2.0","id":%d,' % id) or b'"id":%d' % id in line:
+                return line
+        raise ConnectionError("the child closed its output")
+
+    if era == "2025":
+        ask(0, "initialize", {"protocolVersion": HANDSHAKE, "capabilities": {},
+                              "clientInfo": {"name": "load", "version": "1"}})
+        write.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    latencies, n = [], 0
+    started = time.perf_counter()
+    cpu = own = 0.0
+    while True:
+        now = time.perf_counter()
+        if not cpu and now - started >= warm:
+            cpu, own, window = cpu_seconds(child.pid), time.process_time(), now
+            latencies.clear()
+        if cpu and now - window >= seconds:
+            break
+        n += 1
+        params: dict[str, object] = {"name": "echo", "arguments": {"text": f"hello {n}"}}
+        if era == "2026":
+            params["_meta"] = META
+        if b'"result"' not in ask(n, "tools/call", params):
+            raise RuntimeError("the child refused a call")
+        latencies.append(time.perf_counter() - now)
+    elapsed = time.perf_counter() - window
+    cpu, own = cpu_seconds(child.pid) - cpu, time.process_time() - own
+    write.close()
+    child.wait(10)
+    latencies.sort()
+    calls = len(latencies)
+    return {"calls": calls, "seconds": elapsed, "rate": calls / elapsed,
+            "p50": latencies[calls // 2], "p99": latencies[min(calls - 1, int(calls * 0.99))],
+            "gateway_cpu": 0.0, "children_cpu": cpu, "load_cpu": own, "errors": 0}
+
+
 def main() -> None:
-    mode, port = sys.argv[1], int(sys.argv[2])
+    mode = sys.argv[1]
+    if mode == "stdio":
+        era, warm, seconds = sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+        print(orjson.dumps(stdio(era, warm, seconds, sys.argv[5:])).decode(), flush=True)
+        return
+    port = int(sys.argv[2])
     if mode == "load":
         era, clients = sys.argv[3], int(sys.argv[4])
         warm, seconds = float(sys.argv[5]), float(sys.argv[6])

@@ -1,6 +1,6 @@
 """What rpcline serve costs: the same stdio child behind it, mcp-proxy and FastMCP's proxy.
 
-    python benchmarks/serve.py [--quick] [--rounds 3] [--seconds 3] [--sessions 3000]
+    python benchmarks/serve.py [--quick] [--rounds 3] [--seconds 3] [--sessions 2000]
         [--mcp-proxy /work/venv-mcpproxy/bin/mcp-proxy]
         [--fastmcp-python /work/venv-fastmcp/bin/python]
 
@@ -15,6 +15,8 @@ Gateways, each serving one stdio child at /mcp over Streamable HTTP, in interlea
 - FastMCP's proxy (``fastmcp.server.create_proxy``, its own venv; both eras).
 - ``direct``: the realistic child's own server served as Streamable HTTP by the SDK
   (no gateway), for the realistic child only.
+- ``child over stdio``: one client's calls written straight to the child's pipes, no HTTP:
+  the ceiling for any stdio gateway with one client.
 
 Children: ``fast`` (benchmarks/fast_child.py, a minimal responder: the gateway is measured)
 and ``sdk`` (tests/sdk_server.py, the SDK's own stdio server: realistic). Clients: the raw
@@ -60,6 +62,7 @@ HIDE_FAST_STACK = ("import sys; sys.modules['uvloop'] = sys.modules['httptools']
                    "from rpcline.cli import main; sys.exit(main())")
 RPCLINE, RPCLINE_H11, MCP_PROXY, FASTMCP, DIRECT = (
     "rpcline serve", "rpcline serve (h11)", "mcp-proxy", "FastMCP proxy", "direct")
+STDIO = "child over stdio"  # no HTTP, no gateway: one client's ceiling through any gateway
 PEERS = (MCP_PROXY, FASTMCP)
 LOGS = Path(tempfile.gettempdir())  # each gateway's stderr: main() makes a directory of its own
 
@@ -182,6 +185,15 @@ def load(port: int, era: str, clients: int, warm: float, seconds: float,
     return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
 
 
+def stdio_floor(era: str, warm: float, seconds: float, child: list[str]) -> dict[str, object]:
+    done = subprocess.run(
+        ["prlimit", MEMORY_LIMIT, PYTHON, str(HERE / "_serve_load.py"), "stdio", era, str(warm),
+         str(seconds), *child], capture_output=True, text=True, timeout=120 + warm + seconds)
+    if done.returncode != 0:
+        return {"failed": done.stderr.strip().splitlines()[-1:]}
+    return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
+
+
 def ready(port: int, era: str, pids: list[int]) -> bool:
     """One client, a fraction of a second: the gateway answers calls in this era."""
     result = load(port, era, 1, 0.1, 0.3, pids)
@@ -236,7 +248,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=3.0, help="measured window a cell")
     parser.add_argument("--warm", type=float, default=1.0, help="seconds before the window")
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 16, 256])
-    parser.add_argument("--sessions", type=int, default=3000, help="idle sessions opened")
+    parser.add_argument("--sessions", type=int, default=2000, help="idle sessions opened")
     parser.add_argument("--sdk-calls", type=int, default=300)
     parser.add_argument("--children", nargs="+", choices=list(CHILDREN), default=list(CHILDREN))
     parser.add_argument("--gateways", nargs="+",
@@ -295,6 +307,9 @@ def main() -> int:
                 except (RuntimeError, OSError, subprocess.SubprocessError) as error:
                     print(f"  {child_name} child, {name}: {error}", file=sys.stderr)
                     failures += 1
+            for era in ("2025", "2026"):
+                results.setdefault((child_name, STDIO, era, 1), []).append(
+                    stdio_floor(era, args.warm, args.seconds, CHILDREN[child_name]))
         print(f"round {round + 1} of {args.rounds} done at {time.perf_counter() - started:.0f} s",
               file=sys.stderr, flush=True)
     if args.json:
@@ -352,7 +367,7 @@ def report(args: argparse.Namespace, chosen: dict[str, Gateway],
         for era in ("2025", "2026"):
             for clients in [*args.clients, 0]:
                 cells = {name: figures(results.get((child_name, name, era, clients), []))
-                         for name in chosen}  # fmt: skip
+                         for name in [*chosen, STDIO]}  # fmt: skip
                 cells = {k: v for k, v in cells.items() if v is not None}
                 if not cells:
                     continue
@@ -368,7 +383,7 @@ def report(args: argparse.Namespace, chosen: dict[str, Gateway],
     for child_name, era, clients, cells, top in rows:
         who = "SDK client" if clients == 0 else str(clients)
         for name, f in cells.items():
-            mine = name not in PEERS and name != DIRECT
+            mine = name in (RPCLINE, RPCLINE_H11)
             child_cpu = f.get("child_cpu")
             print(f"| {child_name} | {era} | {who} | {name} | {f['rate']:,.0f} | {f['p50']:.2f} | "
                   f"{f['p99']:.2f} | {f['cpu']:.0f} | "
@@ -419,8 +434,12 @@ def report(args: argparse.Namespace, chosen: dict[str, Gateway],
         if child_name == "sdk" and RPCLINE in cells and DIRECT in cells:
             r = cells[RPCLINE]["rate"] / cells[DIRECT]["rate"]
             who = "SDK client" if clients == 0 else f"{clients} clients"
+            ceiling = ""
+            if STDIO in cells:
+                ceiling = (f"; the child alone over its pipes, no HTTP: "
+                           f"{cells[STDIO]['rate'] / cells[DIRECT]['rate']:.2f}x")
             print(f"  realistic child, {era} era, {who}: rpcline serve {r:.2f}x direct's "
-                  f"throughput (>= 0.9x) {verdict(r >= 0.9)}")
+                  f"throughput (>= 0.9x) {verdict(r >= 0.9)}{ceiling}")
 
 
 if __name__ == "__main__":
