@@ -11,6 +11,7 @@ Gateways, each serving one stdio child at /mcp over Streamable HTTP, in interlea
   are installed: the line "HTTP stacks" says what each gateway got), and ``rpcline serve
   (h11)``: the same with uvloop and httptools hidden, what ``pip install 'rpcline[serve]'``
   alone gives (``--gateways`` to add it; ``--quick`` leaves it out).
+- ``rpcline serve --children 2`` (the realistic child only: the SDK's server uses one core).
 - sparfenyuk's ``mcp-proxy`` (its own venv: 0.13.0 pins ``mcp<2``; the 2025 era only).
 - FastMCP's proxy (``fastmcp.server.create_proxy``, its own venv; both eras).
 - ``direct``: the realistic child's own server served as Streamable HTTP by the SDK
@@ -62,6 +63,7 @@ HIDE_FAST_STACK = ("import sys; sys.modules['uvloop'] = sys.modules['httptools']
                    "from rpcline.cli import main; sys.exit(main())")
 RPCLINE, RPCLINE_H11, MCP_PROXY, FASTMCP, DIRECT = (
     "rpcline serve", "rpcline serve (h11)", "mcp-proxy", "FastMCP proxy", "direct")
+RPCLINE_2 = "rpcline serve --children 2"  # the realistic child only: it is single-threaded
 STDIO = "child over stdio"  # no HTTP, no gateway: one client's ceiling through any gateway
 PEERS = (MCP_PROXY, FASTMCP)
 LOGS = Path(tempfile.gettempdir())  # each gateway's stderr: main() makes a directory of its own
@@ -79,6 +81,9 @@ def gateways(args: argparse.Namespace) -> dict[str, Gateway]:
     found = {
         RPCLINE: Gateway(RPCLINE, PYTHON, ("2025", "2026"), lambda port, child: [
             PYTHON, "-m", "rpcline", "serve", "--port", str(port), "--", *child]),
+        RPCLINE_2: Gateway(RPCLINE_2, PYTHON, ("2025", "2026"), lambda port, child: [
+            PYTHON, "-m", "rpcline", "serve", "--port", str(port), "--children", "2", "--",
+            *child]),
         RPCLINE_H11: Gateway(RPCLINE_H11, PYTHON, ("2025", "2026"), lambda port, child: [
             PYTHON, "-c", HIDE_FAST_STACK, "serve", "--port", str(port), "--", *child]),
         MCP_PROXY: Gateway(MCP_PROXY, str(Path(args.mcp_proxy).parent / "python"), ("2025",),
@@ -252,8 +257,8 @@ def main() -> int:
     parser.add_argument("--sdk-calls", type=int, default=300)
     parser.add_argument("--children", nargs="+", choices=list(CHILDREN), default=list(CHILDREN))
     parser.add_argument("--gateways", nargs="+",
-                        choices=[RPCLINE, RPCLINE_H11, MCP_PROXY, FASTMCP, DIRECT],
-                        default=[RPCLINE, RPCLINE_H11, MCP_PROXY, FASTMCP, DIRECT])
+                        choices=[RPCLINE, RPCLINE_2, RPCLINE_H11, MCP_PROXY, FASTMCP, DIRECT],
+                        default=[RPCLINE, RPCLINE_2, RPCLINE_H11, MCP_PROXY, FASTMCP, DIRECT])
     parser.add_argument("--mcp-proxy", default="/work/venv-mcpproxy/bin/mcp-proxy")
     parser.add_argument("--fastmcp-python", default="/work/venv-fastmcp/bin/python")
     parser.add_argument("--json", metavar="FILE", help="also write every measurement here")
@@ -281,8 +286,9 @@ def main() -> int:
     failures = 0
     for round in range(args.rounds):
         for child_name in args.children:
-            names = [n for n in chosen if (n != DIRECT or child_name == "sdk") and (
-                child_name == "fast" or args.peers_on_sdk_child or n not in PEERS)]
+            names = [n for n in chosen
+                     if (n not in (DIRECT, RPCLINE_2) or child_name == "sdk")
+                     and (child_name == "fast" or args.peers_on_sdk_child or n not in PEERS)]
             for name in rotated(names, round):
                 gateway = chosen[name]
                 try:
@@ -383,7 +389,7 @@ def report(args: argparse.Namespace, chosen: dict[str, Gateway],
     for child_name, era, clients, cells, top in rows:
         who = "SDK client" if clients == 0 else str(clients)
         for name, f in cells.items():
-            mine = name in (RPCLINE, RPCLINE_H11)
+            mine = name in (RPCLINE, RPCLINE_2, RPCLINE_H11)
             child_cpu = f.get("child_cpu")
             print(f"| {child_name} | {era} | {who} | {name} | {f['rate']:,.0f} | {f['p50']:.2f} | "
                   f"{f['p99']:.2f} | {f['cpu']:.0f} | "
@@ -433,13 +439,17 @@ def report(args: argparse.Namespace, chosen: dict[str, Gateway],
     for child_name, era, clients, cells, _ in rows:
         if child_name == "sdk" and RPCLINE in cells and DIRECT in cells:
             r = cells[RPCLINE]["rate"] / cells[DIRECT]["rate"]
+            if RPCLINE_2 in cells:
+                two = cells[RPCLINE_2]["rate"] / cells[DIRECT]["rate"]
+                extra = f" (--children 2: {two:.2f}x)" if clients != 1 else ""
+            else:
+                extra = ""
             who = "SDK client" if clients == 0 else f"{clients} clients"
-            ceiling = ""
             if STDIO in cells:
-                ceiling = (f"; the child alone over its pipes, no HTTP: "
+                extra += (f"; the child alone over its pipes, no HTTP: "
                            f"{cells[STDIO]['rate'] / cells[DIRECT]['rate']:.2f}x")
             print(f"  realistic child, {era} era, {who}: rpcline serve {r:.2f}x direct's "
-                  f"throughput (>= 0.9x) {verdict(r >= 0.9)}{ceiling}")
+                  f"throughput (>= 0.9x) {verdict(r >= 0.9)}{extra}")
 
 
 if __name__ == "__main__":
