@@ -362,7 +362,7 @@ def best(values: list[float | None], higher: bool) -> float | None:
 def ratio(mine: float | None, theirs: float | None) -> str:
     if mine is None or not theirs:
         return "-"
-    return f"{mine / theirs:.2f}x"
+    return f"{mine / theirs:.{3 if mine / theirs < 0.1 else 2}f}x"
 
 
 def report(args: argparse.Namespace, chosen: dict[str, Gateway],
@@ -430,7 +430,7 @@ def report(args: argparse.Namespace, chosen: dict[str, Gateway],
                 continue
             r = f[key] / top[key]
             ok = r >= target if higher else r <= target
-            print(f"  {era} era, {clients} clients, {what}: {r:.2f}x "
+            print(f"  {era} era, {clients} clients, {what}: {r:.{3 if r < 0.1 else 2}f}x "
                   f"({'>=' if higher else '<='} {target}x) {verdict(ok)}")
     if RPCLINE in memory:
         kb = median([r["kb"] for r in memory[RPCLINE]])
