@@ -444,7 +444,7 @@ def report(args: argparse.Namespace, chosen: dict[str, Gateway],
                 extra = f" (--children 2: {two:.2f}x)" if clients != 1 else ""
             else:
                 extra = ""
-            who = "SDK client" if clients == 0 else f"{clients} clients"
+            who = ("SDK client" if clients == 0 else f"{clients} client" + "s" * (clients != 1))
             if STDIO in cells:
                 extra += (f"; the child alone over its pipes, no HTTP: "
                            f"{cells[STDIO]['rate'] / cells[DIRECT]['rate']:.2f}x")
