@@ -49,13 +49,18 @@ def with_child_ids(r: rpcline.Route, child_id: int) -> tuple[bytes, Any]:
     return r.with_id(child_id), None
 
 
-def progress_token(line: bytes) -> Any:
-    """The ``progressToken`` of a child's ``notifications/progress`` (an int or str), or None."""
+def param(line: bytes, name: str) -> Any:
+    """``params[name]`` of a (small) line, or None."""
     try:
         params = orjson.loads(line).get("params")
     except (orjson.JSONDecodeError, AttributeError):
         return None
-    return request_id(params.get("progressToken")) if type(params) is dict else None
+    return params.get(name) if type(params) is dict else None
+
+
+def progress_token(line: bytes) -> Any:
+    """The ``progressToken`` of a child's ``notifications/progress`` (an int or str), or None."""
+    return request_id(param(line, "progressToken"))
 
 
 def with_token(line: bytes, token: Any) -> bytes:
@@ -73,11 +78,7 @@ def cancelled(child_id: int, reason: str) -> bytes:
 
 def cancelled_request(line: bytes) -> Any:
     """The ``requestId`` a caller's ``notifications/cancelled`` names, or None."""
-    try:
-        params = orjson.loads(line).get("params")
-    except (orjson.JSONDecodeError, AttributeError):
-        return None
-    return request_id(params.get("requestId")) if type(params) is dict else None
+    return request_id(param(line, "requestId"))
 
 
 def answer_child_request(r: rpcline.Route) -> bytes:

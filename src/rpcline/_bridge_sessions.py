@@ -18,8 +18,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any, Final
 
-import orjson
-
+from rpcline._bridge_lines import param
 from rpcline._shared_child import Call
 
 ENDED_KEPT: Final = 100_000  # ended ids a keyed bridge remembers, to refuse them again
@@ -128,12 +127,3 @@ class Sessions:
             targets = [s for s in targets if s.wants_log(level)]
         for session in targets:
             session.mailbox.note(line)
-
-
-def param(line: bytes, name: str) -> Any:
-    """``params[name]`` of a (small) line, or None."""
-    try:
-        params = orjson.loads(line).get("params")
-    except (orjson.JSONDecodeError, AttributeError):
-        return None
-    return params.get(name) if type(params) is dict else None
