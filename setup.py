@@ -45,14 +45,14 @@ def extensions():
         macros.append(("RPCLINE_NO_SIMD", None))
     modules = [
         Extension(
-            f"rpcline.{name}",
-            [f"src/rpcline/{name}.pyx"],
-            include_dirs=["src/rpcline"],  # _scan.h, wherever the generated C is written
-            depends=glob.glob("src/rpcline/*.h"),  # a changed header rebuilds the modules
+            f"rpcline._core.{name}",
+            [f"src/rpcline/_core/{name}.pyx"],
+            include_dirs=["src/rpcline/_core"],  # scan.h, wherever the generated C is written
+            depends=glob.glob("src/rpcline/_core/*.h"),  # a changed header rebuilds the modules
             extra_compile_args=compile_args,
             define_macros=macros,
         )
-        for name in ("_message_c", "_scan_c", "_route_c", "_stream_c", "_sse_c", "_http_c")
+        for name in ("message_c", "scan_c", "route_c", "stream_c", "sse_c", "http_c")
     ]
     # A debug or no-SIMD build keeps its generated C and objects in its own BUILD_BASE:
     # cythonize and build_ext reuse what is newer than the sources and know nothing of these

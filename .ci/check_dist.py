@@ -31,29 +31,35 @@ VENDORED = f"{PACKAGE}.libs/"
 LEFTOVER_SUFFIXES = (".c", ".h", ".pyx", ".pxd", ".pyc", ".pyo", ".html", ".o")
 
 
-def tracked(pattern: str) -> list[PurePosixPath]:
-    """Tracked files matching a glob below ROOT (the file system outside a checkout)."""
+def tracked(folder: str, suffix: str) -> list[PurePosixPath]:
+    """Tracked files below ``folder`` (at any depth) whose names end in ``suffix`` (the file
+    system outside a checkout)."""
     try:
         listed = subprocess.run(
-            ["git", "ls-files", "--", pattern],
+            ["git", "ls-files", "--", folder],
             cwd=ROOT, capture_output=True, text=True, check=True,
         ).stdout.split()
     except (OSError, subprocess.CalledProcessError):
-        listed = [path.relative_to(ROOT).as_posix() for path in ROOT.glob(pattern)]
-    return sorted(PurePosixPath(name) for name in listed)
+        listed = [path.relative_to(ROOT).as_posix() for path in (ROOT / folder).rglob("*")]
+    return sorted(PurePosixPath(name) for name in listed if name.endswith(suffix))
 
 
 def source_files() -> dict[str, list[PurePosixPath]]:
-    src = f"src/{PACKAGE}"
+    src = f"src/{PACKAGE}"  # the package and its wings (rpcline/_core, ...)
     return {
-        "python": tracked(f"{src}/*.py"),
-        "cython": tracked(f"{src}/*.pyx"),
-        "pxd": tracked(f"{src}/*.pxd"),
-        "headers": tracked(f"{src}/*.h"),
-        "tests": tracked("tests/*.py"),
-        "examples": tracked("examples/*.py"),
-        "traffic": tracked("benchmarks/data/*.jsonl"),
+        "python": tracked(src, ".py"),
+        "cython": tracked(src, ".pyx"),
+        "pxd": tracked(src, ".pxd"),
+        "headers": tracked(src, ".h"),
+        "tests": tracked("tests", ".py"),
+        "examples": tracked("examples", ".py"),
+        "traffic": tracked("benchmarks/data", ".jsonl"),
     }
+
+
+def in_wheel(source: PurePosixPath) -> PurePosixPath:
+    """Where a file of ``src/`` lands in a wheel: ``rpcline/_core/scan_py.py``."""
+    return source.relative_to("src")
 
 
 def check_wheel(path: Path, sources: dict[str, list[PurePosixPath]]) -> list[str]:
@@ -62,10 +68,11 @@ def check_wheel(path: Path, sources: dict[str, list[PurePosixPath]]) -> list[str
         debug = {name for name in names if _has_debug_info(archive.read(name))}
     pure = path.name.endswith("-py3-none-any.whl")
     problems = []
-    expected = {f"{PACKAGE}/{module.name}" for module in sources["python"]} | {
+    expected = {str(in_wheel(module)) for module in sources["python"]} | {
         f"{PACKAGE}/py.typed"
     }
-    compiled = {module.stem: [] for module in sources["cython"]}
+    # A compiled module sits where its .pyx is, named "<stem>.<ABI tag>.so".
+    compiled = {str(in_wheel(module).with_suffix("")): [] for module in sources["cython"]}
     for name in names:
         top = name.split("/", 1)[0]
         if top.endswith(".dist-info") or name.startswith(VENDORED):
@@ -73,13 +80,9 @@ def check_wheel(path: Path, sources: dict[str, list[PurePosixPath]]) -> list[str
         if name in expected:
             expected.discard(name)
             continue
-        stem = PurePosixPath(name).name.split(".", 1)[0]
-        if (
-            name.startswith(f"{PACKAGE}/")
-            and name.count("/") == 1
-            and name.endswith((".so", ".pyd"))
-            and stem in compiled
-        ):
+        member = PurePosixPath(name)
+        stem = str(member.with_name(member.name.split(".", 1)[0]))
+        if name.endswith((".so", ".pyd")) and stem in compiled:
             compiled[stem].append(name)
             if name in debug:
                 problems.append(f"{name}: carries debug info (setup.py's release flags carry -g0)")

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import mcp.client.stdio
 import pytest
 
-import rpcline._sdk_client  # noqa: F401 - takes the SDK's own transport before the swap
+import rpcline._gateway.sdk_client  # noqa: F401 - takes the SDK's own transport before the swap
 import rpcline.sdk
 
 SDK_TRANSPORT = mcp.client.stdio.stdio_client

@@ -27,21 +27,21 @@ def _orjson() -> Parser:
 
 
 def _rpcline_cython() -> Parser:
-    from rpcline._message_c import parse as compiled  # ImportError where not built
+    from rpcline._core.message_c import parse as compiled  # ImportError where not built
 
     parse: Parser = compiled
     return parse
 
 
 def _rpcline_python() -> Parser:
-    from rpcline._message_py import parse
+    from rpcline._core.message_py import parse
 
     return parse
 
 
 def _rpcline_route() -> Parser:
     # Classification without decoding params or result (rpcline.route), Cython core.
-    from rpcline._route_c import route as compiled  # ImportError where not built
+    from rpcline._core.route_c import route as compiled  # ImportError where not built
 
     route: Parser = compiled
     return route
@@ -50,7 +50,7 @@ def _rpcline_route() -> Parser:
 def _json_rules() -> Parser:
     # The twin's rules after the standard library's decoder: what the Cython core and
     # orjson buy over the obvious implementation.
-    from rpcline._message_py import _classify
+    from rpcline._core.message_py import _classify
 
     loads = json.loads
 

@@ -47,9 +47,9 @@ Arm = Callable[[], object]  # one pass over a workload
 def _recorded(small: bool) -> tuple[int, dict[str, Arm]]:
     import orjson
 
-    from rpcline._message_c import parse
-    from rpcline._route_c import route
-    from rpcline._scan_c import floor_pass
+    from rpcline._core.message_c import parse
+    from rpcline._core.route_c import route
+    from rpcline._core.scan_c import floor_pass
 
     lines = [line for line in load_jsonl(RECORDED) if not small or len(line) < SMALL_BYTES]
     return len(lines), {
@@ -73,7 +73,7 @@ def _large_results(style: str) -> list[bytes]:
 def _large(style: str) -> tuple[int, dict[str, Arm]]:
     import orjson
 
-    from rpcline._route_c import route
+    from rpcline._core.route_c import route
 
     lines = _large_results(style)
     return len(lines), {
@@ -86,7 +86,7 @@ def _generated() -> tuple[int, dict[str, Arm]]:
     import orjson
 
     from contenders import load_corpus
-    from rpcline._message_c import parse
+    from rpcline._core.message_c import parse
 
     lines = [line for _, line in load_corpus()]
     return len(lines), {
@@ -98,7 +98,7 @@ def _generated() -> tuple[int, dict[str, Arm]]:
 def _streams() -> tuple[int, dict[str, Arm]]:
     import streams
 
-    import rpcline._stream_c as stream_c
+    import rpcline._core.stream_c as stream_c
 
     buffer, lines = streams.workload(None)
     feed = streams._feed(stream_c)
@@ -113,9 +113,9 @@ def _sse() -> tuple[int, dict[str, Arm]]:
     import sse
     import streams
 
-    import rpcline._route_c as route_c
-    import rpcline._sse_c as sse_c
-    import rpcline._stream_c as stream_c
+    import rpcline._core.route_c as route_c
+    import rpcline._core.sse_c as sse_c
+    import rpcline._core.stream_c as stream_c
 
     chunks, payloads = sse.workload(sse.DEFAULT_FILE, streams.CHUNK)
     buffer = b"\n".join(payloads) + b"\n"

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import orjson
 
-from rpcline import _route_c, _scan_c
+from rpcline._core import route_c, scan_c
 from rpcline._build_info import describe
 from rpcline.corpus import styled_text
 
@@ -42,10 +42,10 @@ def contenders() -> dict[str, Callable[[bytes], object]]:
             return document.get("id"), document.get("method")
 
         found["pysimdjson"] = lazy
-    for path in _scan_c.SIMD_PATHS:
+    for path in scan_c.SIMD_PATHS:
         def routed(line: bytes, path: str = path) -> object:
-            _scan_c.use_simd_path(path)
-            return _route_c.route(line)
+            scan_c.use_simd_path(path)
+            return route_c.route(line)
 
         found[f"route ({path})"] = routed
     return found
@@ -76,7 +76,7 @@ def main() -> None:
             versus = (f"  {median[name] / median['pysimdjson']:.2f}x pysimdjson"
                       if "pysimdjson" in median and name.startswith("route") else "")
             print(f"  {name:14} {len(line) / median[name] / 1e9:6.2f} GB/s{versus}")
-    _scan_c.use_simd_path(_scan_c.SIMD_PATHS[-1])
+    scan_c.use_simd_path(scan_c.SIMD_PATHS[-1])
 
 
 if __name__ == "__main__":

@@ -246,7 +246,7 @@ def reader_costs(lines: int = 20_000) -> dict[str, float]:
     """Each transport's reading of one small answer line. Framing: the SDK's (decode,
     re-split the buffer) and rpcline's (StreamParser with classify=bytes). Reader: that
     and the rest of what happens per line, validate_json and SessionMessage in both, and
-    in rpcline's the note of the call in flight and of its answer (``_sdk_lines``)."""
+    in rpcline's the note of the call in flight and of its answer (``sdk_lines``)."""
     import codecs
     import timeit
 
@@ -254,7 +254,7 @@ def reader_costs(lines: int = 20_000) -> dict[str, float]:
     from mcp.shared.message import SessionMessage
 
     import rpcline
-    from rpcline._sdk_lines import InFlight, Lines
+    from rpcline._gateway.sdk_lines import InFlight, Lines
 
     line = (b'{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":'
             b'"call 1234"}],"isError":false}}\n')

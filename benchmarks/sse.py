@@ -54,7 +54,7 @@ from pathlib import Path
 from compare import count_instructions, valgrind_missing
 from contenders import load_corpus
 
-import rpcline._sse_py as sse_py
+import rpcline._core.sse_py as sse_py
 from rpcline._build_info import describe, verdict
 
 DEFAULT_FILE = Path(__file__).parent / "data" / "sdk-session.server.jsonl"
@@ -114,8 +114,8 @@ def _httpx_sse() -> Pass | None:
 def contenders() -> dict[str, Pass]:
     found: dict[str, Pass] = {LOOP: loads_loop}
     try:
-        import rpcline._route_c as route_c
-        import rpcline._sse_c as sse_c
+        import rpcline._core.route_c as route_c
+        import rpcline._core.sse_c as sse_c
     except ImportError as error:
         print(f"skipped the Cython core: {error}")
     else:
@@ -220,8 +220,8 @@ def large_payloads(count: int, size: int) -> list[bytes]:
 def large_contenders() -> dict[str, Pass]:
     import orjson
 
-    import rpcline._route_c as route_c
-    import rpcline._sse_c as sse_c
+    import rpcline._core.route_c as route_c
+    import rpcline._core.sse_c as sse_c
 
     return {
         COPY: lambda chunks, payloads: [b"".join(chunks)],
@@ -306,7 +306,7 @@ FLOODS = {"bare CR": b"\r", "bare LF": b"\n", "CRLF": b"\r\n",
 
 
 def floods(chunk: int) -> None:
-    import rpcline._sse_c as sse_c
+    import rpcline._core.sse_c as sse_c
 
     print(f"floods of 1 MiB in {chunk:,}-byte chunks, best of 5")
     for name, unit in FLOODS.items():

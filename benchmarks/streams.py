@@ -22,7 +22,7 @@ from pathlib import Path
 from compare import count_instructions, valgrind_missing
 from contenders import BASELINE, load_corpus
 
-import rpcline._stream_py as stream_py
+import rpcline._core.stream_py as stream_py
 from rpcline._build_info import describe
 
 CHUNK = 64 * 1024
@@ -59,7 +59,7 @@ def _feed(module: object) -> Pass:
 def contenders() -> dict[str, Pass]:
     found: dict[str, Pass] = {LOOP: loads_loop}
     try:
-        import rpcline._stream_c as stream_c
+        import rpcline._core.stream_c as stream_c
     except ImportError as error:
         print(f"skipped the Cython core: {error}")
     else:

@@ -31,29 +31,29 @@ import atheris
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 with atheris.instrument_imports(include=["rpcline"]):
-    from rpcline import _message_c, _message_py, _stream_c, _stream_py
-    from rpcline import _route_py  # noqa: F401  (instrumented here; the oracle routes)
-    from rpcline import _http_c, _http_py, _route_c, _scan_c
+    from rpcline._core import message_c, message_py, stream_c, stream_py
+    from rpcline._core import route_py  # noqa: F401  (instrumented here; the oracle routes)
+    from rpcline._core import http_c, http_py, route_c, scan_c
 
 from _http_oracle import check_http  # noqa: E402  (after the path set-up)
 from _oracle import check, describe_route  # noqa: E402
 
-C = (_message_c, _stream_c)
-PY = (_message_py, _stream_py)
-FASTEST = _scan_c.simd_path()
+C = (message_c, stream_c)
+PY = (message_py, stream_py)
+FASTEST = scan_c.simd_path()
 
 
 def test_one_input(data: bytes) -> None:
     check(data, C, PY)
     # check routes with the block scan of long strings this CPU runs fastest (AVX2 or
     # SSE2); every other one this build has must say the same, to the reason and span.
-    expected = describe_route(_route_c.route(data))
-    for path in _scan_c.SIMD_PATHS:
-        _scan_c.use_simd_path(path)
-        got = describe_route(_route_c.route(data))
-        _scan_c.use_simd_path(FASTEST)
+    expected = describe_route(route_c.route(data))
+    for path in scan_c.SIMD_PATHS:
+        scan_c.use_simd_path(path)
+        got = describe_route(route_c.route(data))
+        scan_c.use_simd_path(FASTEST)
         assert got == expected, (path, data, got, expected)
-    check_http(data, _http_c, _http_py)
+    check_http(data, http_c, http_py)
 
 
 def main() -> None:

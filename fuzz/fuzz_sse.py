@@ -26,14 +26,14 @@ import atheris
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 with atheris.instrument_imports(include=["rpcline"]):
-    from rpcline import _message_c, _message_py, _route_c, _route_py, _sse_c, _sse_py  # noqa: F401
+    from rpcline._core import message_c, message_py, route_c, route_py, sse_c, sse_py  # noqa: F401
 
 from _sse_oracle import check_raising_sse, check_sse  # noqa: E402  (after the path set-up)
 
 
 def test_one_input(data: bytes) -> None:
-    check_sse(data, _message_c, _message_py)
-    check_raising_sse(data, _message_c, _message_py)
+    check_sse(data, message_c, message_py)
+    check_raising_sse(data, message_c, message_py)
 
 
 def main() -> None:

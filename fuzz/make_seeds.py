@@ -68,7 +68,7 @@ SEEDS: dict[str, bytes] = {
     "deep": b'{"jsonrpc":"2.0","method":"m","params":{"a":' + b"[" * 40 + b"]" * 40 + b"}}",
     "whitespace": b" \t\r\n" + R + b'"method":"m"} \t\r\n',
     "empty": b"",
-    # Long strings, which the core checks 64 bytes a step (_scan_long.h): escapes every
+    # Long strings, which the core checks 64 bytes a step (scan_long.h): escapes every
     # few bytes, runs of backslashes, embedded JSON, and text in 2-, 3- and 4-byte UTF-8.
     "long-escaped": R + b'"id":1,"result":"' + b'line\\n \\"q\\" \\\\ x\\n' * 12 + b'"}',
     "long-embedded-json": R + b'"id":1,"result":"' + b'{\\"k\\":[1,\\"v\\\\n\\"]},' * 10 + b'"}',

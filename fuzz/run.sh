@@ -58,7 +58,7 @@ if command -v clang >/dev/null 2>&1; then
     FLAGS="-fsanitize=fuzzer-no-link -g"
     [ "$ASAN" = 1 ] && FLAGS="-fsanitize=address,fuzzer-no-link -g -fno-omit-frame-pointer"
     # setup.py appends its release flags (-O3 -g0) after these: an optimised instrumented
-    # build. (A RPCLINE_DEBUG_BUILD=1 fuzz build left _http_c uninstrumented: not used.)
+    # build. (A RPCLINE_DEBUG_BUILD=1 fuzz build left http_c uninstrumented: not used.)
     BUILD_ENV=(CC=clang CXX=clang++ "LDSHARED=clang -shared" "CFLAGS=$FLAGS")
 else
     echo "fuzz: clang not found: gcc build, no coverage from the Cython core" >&2
@@ -74,13 +74,15 @@ fi
 # uninstrumented binary left there by an ordinary build (it knows nothing of CFLAGS).
 rm -rf "$WORK/src" && mkdir -p "$WORK/src"
 tar -C "$ROOT" --exclude=./.git --exclude=./build --exclude=./fuzz/work --exclude='*.so' \
-    --exclude='./src/rpcline/*.c' --exclude=./dist --exclude=./wheelhouse -cf - . \
+    --exclude='./src/rpcline/_core/*.c' --exclude=./dist --exclude=./wheelhouse -cf - . \
     | tar -C "$WORK/src" -xf -
 env "${BUILD_ENV[@]}" "$VENV/bin/python" -m pip install -q "$WORK/src[fuzz]"
 env "${BUILD_ENV[@]}" "$VENV/bin/python" -m pip install -q --force-reinstall --no-deps "$WORK/src"
 if [ ${#BUILD_ENV[@]} -gt 0 ]; then  # never fuzz an uninstrumented core believing otherwise
-    for so in $("$VENV/bin/python" -c 'import glob, os, rpcline
-print(*glob.glob(os.path.join(os.path.dirname(rpcline.__file__), "_*_c*.so")))'); do
+    modules=$("$VENV/bin/python" -c 'import glob, os, rpcline
+print(*glob.glob(os.path.join(os.path.dirname(rpcline.__file__), "_core", "*_c*.so")))')
+    [ -n "$modules" ] || { echo "fuzz: no compiled module found to check" >&2; exit 1; }
+    for so in $modules; do
         nm -D "$so" | grep -q __sanitizer_cov || { echo "fuzz: $so is not instrumented" >&2; exit 1; }
     done
 fi

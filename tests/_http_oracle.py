@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 from _oracle import Disagreement, describe_route
 
-from rpcline._http_schema import ParamHeaders
+from rpcline._core.http_schema import ParamHeaders
 
 SEPARATOR = b"\n\x00\n"
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"

@@ -95,7 +95,7 @@ def per_line(data: bytes, parse: Any, limit: int = UNLIMITED) -> list[dict[str, 
     """The stream model: BOM skipped at the start, LF-separated lines, blank ones dropped,
     lines over ``limit`` (without their LF) refused once each, with the id their first
     ``limit`` bytes name (the twin's ``prefix_id``, which tests/test_streams.py pins down)."""
-    from rpcline._route_py import prefix_id
+    from rpcline._core.route_py import prefix_id
 
     if data.startswith(BOM):
         data = data[len(BOM):]
@@ -184,8 +184,8 @@ def from_parse(result: Any) -> tuple[Any, ...]:
 
 def check_route(data: bytes, c: ModuleType, py: ModuleType) -> None:
     """route agrees with parse, and the Cython core with the twin to the reason and span."""
-    route_c = importlib.import_module(c.__name__.replace("_message", "_route"))
-    route_py = importlib.import_module(py.__name__.replace("_message", "_route"))
+    route_c = importlib.import_module(c.__name__.replace(".message_", ".route_"))
+    route_py = importlib.import_module(py.__name__.replace(".message_", ".route_"))
     for line in (*forms(data).values(), data.decode("utf-8", "surrogateescape")):
         got = describe_route(route_c.route(line))
         _agree("route Cython vs Python", data, got, describe_route(route_py.route(line)))
@@ -197,8 +197,8 @@ def check_prefix(data: bytes, c: ModuleType, py: ModuleType) -> None:
     """What a relay reads of a broken or over-long line (``prefix_refusal``): the id and the
     spans of the members complete in its valid prefix, the core and the twin alike, and
     nothing beyond the prefix (the whole line's spans, when it is JSON, agree with route's)."""
-    route_c = importlib.import_module(c.__name__.replace("_message", "_route"))
-    route_py = importlib.import_module(py.__name__.replace("_message", "_route"))
+    route_c = importlib.import_module(c.__name__.replace(".message_", ".route_"))
+    route_py = importlib.import_module(py.__name__.replace(".message_", ".route_"))
     for cut in (True, False):
         got = route_c.prefix_refusal(c.ParseError("x"), data, cut)
         want = route_py.prefix_refusal(py.ParseError("x"), data, cut)

@@ -53,8 +53,8 @@ def check_sse(data: bytes, c_module: ModuleType, py_module: ModuleType) -> None:
     cuts = sorted({byte * len(stream) // 255 for byte in head[1:]})
     results = {}
     for name, module in (("core", c_module), ("twin", py_module)):
-        sse = importlib.import_module(module.__name__.replace("_message", "_sse"))
-        router = importlib.import_module(module.__name__.replace("_message", "_route"))
+        sse = importlib.import_module(module.__name__.replace(".message_", ".sse_"))
+        router = importlib.import_module(module.__name__.replace(".message_", ".route_"))
         classify = router.route if routes else module.parse
         results[f"{name} whole"] = events_of(sse, classify, stream, [], limit)
         paths = getattr(sse, "LINE_END_PATHS", [None])
@@ -115,7 +115,7 @@ def check_raising_sse(data: bytes, c_module: ModuleType, py_module: ModuleType) 
     cuts = sorted({byte * len(stream) // 255 for byte in head[1:]})
     seed = zlib.crc32(data)
     for module in (c_module, py_module):
-        sse = importlib.import_module(module.__name__.replace("_message", "_sse"))
+        sse = importlib.import_module(module.__name__.replace(".message_", ".sse_"))
         plain = events_of(sse, bytes, stream, cuts, limit)
         data_given = [event[4] for event in plain if type(event[4]) is bytes]
         want = [event for event in plain if not (type(event[4]) is bytes

@@ -68,8 +68,8 @@ def pytest_collection_modifyitems(
 
 
 IMPLEMENTATIONS = {
-    "c-extension": "rpcline._message_c",
-    "pure-python": "rpcline._message_py",
+    "c-extension": "rpcline._core.message_c",
+    "pure-python": "rpcline._core.message_py",
 }
 
 
@@ -81,7 +81,7 @@ IMPLEMENTATIONS = {
     ],
 )
 def impl(request: pytest.FixtureRequest) -> ModuleType:
-    """The implementation module under test: ``rpcline._message_c`` or ``_message_py``."""
+    """The implementation module under test: ``rpcline._core.message_c`` or ``message_py``."""
     name = IMPLEMENTATIONS[request.param]
     try:
         return import_module(name)
@@ -91,22 +91,22 @@ def impl(request: pytest.FixtureRequest) -> ModuleType:
 
 @pytest.fixture(scope="session")
 def hmod(impl: ModuleType) -> ModuleType:
-    """The http module of the implementation under test (_http_c or _http_py)."""
-    return import_module(impl.__name__.replace("_message", "_http"))
+    """The http module of the implementation under test (http_c or http_py)."""
+    return import_module(impl.__name__.replace(".message_", ".http_"))
 
 
 @pytest.fixture(scope="session")
 def c_module() -> ModuleType:
     """The Cython core itself, for tests that compare the two (mark them c_extension)."""
     try:
-        return import_module("rpcline._message_c")
+        return import_module("rpcline._core.message_c")
     except ImportError as error:
-        pytest.fail(f"cannot import rpcline._message_c: {error!r}")
+        pytest.fail(f"cannot import rpcline._core.message_c: {error!r}")
 
 
 @pytest.fixture(scope="session")
 def py_module() -> ModuleType:
-    return import_module("rpcline._message_py")
+    return import_module("rpcline._core.message_py")
 
 
 def _utf8(line: str) -> bytes:

@@ -403,7 +403,7 @@ def test_a_child_runs_on_uvloop() -> None:
     """uvicorn runs the bridge on uvloop when it is installed; uvloop's transports do not
     derive from asyncio's classes, so nothing may check them with isinstance."""
     uvloop = pytest.importorskip("uvloop", reason="uvloop is not installed")
-    from rpcline._shared_child import Limits, SharedChild
+    from rpcline._gateway.shared_child import Limits, SharedChild
 
     async def handshake() -> bytes | None:
         shared = SharedChild("t", SERVER, limits=Limits(), env=None, cwd=None,

@@ -112,7 +112,7 @@ async def test_what_is_translated_and_what_is_not(mcp1_python: str) -> None:
 
 
 def test_completed_splices_only_what_is_missing() -> None:
-    from rpcline._bridge_eras import completed
+    from rpcline._gateway.bridge_eras import completed
 
     assert completed(b'{"jsonrpc":"2.0","id":1,"result":{}}', "ping") == (
         b'{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}')

@@ -37,13 +37,13 @@ def test_the_twin_is_named_and_judged_against_no_core_target(tmp_path):
 
 @pytest.mark.c_extension
 def test_the_core_is_named_with_its_optimisation_and_block_scans(tmp_path):
-    from rpcline import _scan_c
+    from rpcline._core import scan_c
 
     implementation, description, met, missed = probe(twin=False, tmp_path=tmp_path)
     assert implementation == "cython"
     assert "the Cython core" in description
-    assert f"block scan {_scan_c.simd_path()} (of {', '.join(_scan_c.SIMD_PATHS)})" in description
-    if _scan_c.OPTIMIZED is False:  # the debug build
+    assert f"block scan {scan_c.simd_path()} (of {', '.join(scan_c.SIMD_PATHS)})" in description
+    if scan_c.OPTIMIZED is False:  # the debug build
         assert "NOT optimised" in description and met.startswith("not judged")
     else:
         assert (met, missed) == ("met", "NOT met")

@@ -435,7 +435,7 @@ UTF8_REASONS = [
 def test_invalid_utf8_names_its_offset_as_route_does(impl, line, parsed, routed, form):
     from importlib import import_module
 
-    router = import_module(impl.__name__.replace("_message", "_route"))
+    router = import_module(impl.__name__.replace(".message_", ".route_"))
     data = line if isinstance(line, str) else form(line)
     assert describe(impl.parse(data)) == refused(None, PE, parsed)
     assert router.route(data).error.reason == routed

@@ -38,12 +38,12 @@ class Classify:
 
 @pytest.fixture(scope="session")
 def stream(impl: ModuleType) -> ModuleType:
-    return importlib.import_module(impl.__name__.replace("_message", "_stream"))
+    return importlib.import_module(impl.__name__.replace(".message_", ".stream_"))
 
 
 @pytest.fixture(scope="session")
 def sse(impl: ModuleType) -> ModuleType:
-    return importlib.import_module(impl.__name__.replace("_message", "_sse"))
+    return importlib.import_module(impl.__name__.replace(".message_", ".sse_"))
 
 
 def drive(parser: object, chunks: list[bytes]) -> tuple[list, int]:

@@ -699,8 +699,8 @@ def test_bench_prints_the_spread_and_warns_on_too_little_input(implementation):
 
 
 def test_bench_warns_when_the_passes_are_too_far_apart():
-    from rpcline._bench import Timing
-    from rpcline._cli_bench import _untrustworthy
+    from rpcline._cli.rounds import Timing
+    from rpcline._cli.bench import _untrustworthy
 
     steady = Timing("orjson.loads", 0.010, 5000, 1, (0.0099, 0.010, 0.010, 0.0101, 0.03))
     busy = Timing("rpcline.route", 0.010, 5000, 1, (0.005, 0.007, 0.010, 0.013, 0.015))
@@ -765,12 +765,12 @@ def test_without_tqdm_a_large_file_gets_one_hint(implementation, tmp_path: Path)
 def test_extra_named_in_the_hint_exists():
     import tomllib
 
-    from rpcline import _cli_inputs
+    from rpcline._cli import inputs
 
     extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
     assert "tqdm" in " ".join(extras["project"]["optional-dependencies"]["progress"])
-    assert "'.[progress]'` from a clone" in _cli_inputs.HINT
-    assert "pip install rpcline" not in _cli_inputs.HINT  # no release on PyPI yet
+    assert "'.[progress]'` from a clone" in inputs.HINT
+    assert "pip install rpcline" not in inputs.HINT  # no release on PyPI yet
 
 
 # --- memory: 200 MB in, constant memory ---------------------------------------------------------

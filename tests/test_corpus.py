@@ -15,7 +15,7 @@ import pytest
 import rpcline
 import rpcline.http
 from rpcline import corpus
-from rpcline._http_schema import ParamHeaders
+from rpcline._core.http_schema import ParamHeaders
 
 # Large enough for every kind of line, small enough to generate in a blink.
 COUNT = 2000

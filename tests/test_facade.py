@@ -39,12 +39,12 @@ RESULT_CLASSES = ("Request", "Notification", "ClientResponse", "Refused")
 
 PROBE = f"""
 import json, rpcline
-import rpcline._message_py as twin
+import rpcline._core.message_py as twin
 names = {IMPLEMENTED!r}
 report = {{"implementation": rpcline.IMPLEMENTATION,
           "twin": all(getattr(rpcline, n) is getattr(twin, n) for n in names)}}
 try:
-    import rpcline._message_c as core
+    import rpcline._core.message_c as core
 except ImportError:
     report["core"] = None
 else:
@@ -73,11 +73,11 @@ def probe(tmp_path, value: str | None) -> dict:
 @pytest.mark.c_extension
 def test_c_extension_is_loaded():
     # The yarl idiom: with the extension built and not disabled, the facade must use it.
-    from rpcline import _message_c
+    from rpcline._core import message_c
 
     assert rpcline.IMPLEMENTATION == "cython"
     for name in IMPLEMENTED:
-        assert getattr(rpcline, name) is getattr(_message_c, name), name
+        assert getattr(rpcline, name) is getattr(message_c, name), name
 
 
 @pytest.mark.c_extension
@@ -86,21 +86,21 @@ def test_c_extension_was_compiled_with_optimisation():
     # wheel (route 26x slower); cibuildwheel runs this against every wheel it builds. Only
     # the debug build (RPCLINE_DEBUG_BUILD, set for its tests too) is meant to be -O0; MSVC
     # does not say (None).
-    from rpcline import _scan_c
+    from rpcline._core import scan_c
 
     expected = not os.environ.get("RPCLINE_DEBUG_BUILD")
-    assert _scan_c.OPTIMIZED in (expected, None)
+    assert scan_c.OPTIMIZED in (expected, None)
 
 
 @pytest.mark.skipif(
     not os.environ.get("RPCLINE_NO_EXTENSIONS"), reason="RPCLINE_NO_EXTENSIONS is not set"
 )
 def test_facade_uses_the_twin_when_told():
-    from rpcline import _message_py
+    from rpcline._core import message_py
 
     assert rpcline.IMPLEMENTATION == "python"
     for name in IMPLEMENTED:
-        assert getattr(rpcline, name) is getattr(_message_py, name), name
+        assert getattr(rpcline, name) is getattr(message_py, name), name
 
 
 @pytest.mark.parametrize("value", ["1", "0", "yes"])

@@ -25,12 +25,14 @@ pytestmark = pytest.mark.skipif(not FUZZ.is_dir(), reason="no fuzz/ folder besid
 @pytest.fixture(scope="module")
 def modules(c_module, py_module):
     stream = importlib.import_module
-    return ((c_module, stream("rpcline._stream_c")), (py_module, stream("rpcline._stream_py")))
+    return ((c_module, stream("rpcline._core.stream_c")),
+            (py_module, stream("rpcline._core.stream_py")))
 
 
 @pytest.fixture(scope="module")
 def http_modules():
-    return importlib.import_module("rpcline._http_c"), importlib.import_module("rpcline._http_py")
+    return (importlib.import_module("rpcline._core.http_c"),
+            importlib.import_module("rpcline._core.http_py"))
 
 
 @pytest.mark.c_extension
@@ -73,7 +75,7 @@ def test_every_fuzzer_finding_stays_fixed(modules, http_modules, path):
 
 def test_the_oracle_catches_a_disagreement(py_module):
     """A twin that answers differently must be reported, not pass quietly."""
-    stream = importlib.import_module("rpcline._stream_py")
+    stream = importlib.import_module("rpcline._core.stream_py")
 
     class Wrong:
         @staticmethod

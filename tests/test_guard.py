@@ -18,8 +18,10 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from rpcline import _guard, http
-from rpcline._http_schema import ParamHeaders
+from rpcline import http
+
+from rpcline._gateway import guard
+from rpcline._core.http_schema import ParamHeaders
 
 V = "2026-07-28"
 META = {
@@ -35,7 +37,7 @@ SCHEMA = {
 @pytest.fixture
 def guard_impl(hmod: ModuleType, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     """The Guard calling the check_request of the implementation under test."""
-    monkeypatch.setattr(_guard, "check_request", hmod.check_request)
+    monkeypatch.setattr(guard, "check_request", hmod.check_request)
     return hmod
 
 
@@ -124,7 +126,7 @@ def call(guard: http.Guard, scope: dict, messages: list[dict]) -> Client:
 
 def test_handshake_versions_are_the_sdks() -> None:
     version = pytest.importorskip("mcp_types.version", reason="the MCP SDK is not installed")
-    assert _guard.HANDSHAKE_PROTOCOL_VERSIONS == tuple(version.HANDSHAKE_PROTOCOL_VERSIONS)
+    assert guard.HANDSHAKE_PROTOCOL_VERSIONS == tuple(version.HANDSHAKE_PROTOCOL_VERSIONS)
 
 
 @pytest.mark.parametrize("kind", ["lifespan", "websocket"])

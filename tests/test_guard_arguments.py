@@ -16,7 +16,7 @@ import pytest
 from test_guard import SCHEMA, App, body, call, chunks, modern, scope_for
 
 from rpcline import http
-from rpcline._http_schema import ParamHeaders
+from rpcline._core.http_schema import ParamHeaders
 
 BAD = {"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}}
 GEO = body(name="geo", arguments={"region": "eu"})

@@ -50,7 +50,7 @@ SCRIPT = Path(__file__).parent / "isolated" / "big_line.py"
 
 @pytest.fixture(scope="session")
 def stream(impl: ModuleType) -> ModuleType:
-    return importlib.import_module(impl.__name__.replace("_message", "_stream"))
+    return importlib.import_module(impl.__name__.replace(".message_", ".stream_"))
 
 
 def expect(impl: ModuleType, data: bytes, want: dict) -> None:

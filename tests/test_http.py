@@ -1,7 +1,7 @@
 """rpcline.http: the MCP 2026-07-28 HTTP ladder, rule by rule and against the official SDK.
 
-Every test taking ``hmod`` (conftest.py) runs on both implementations (``_http_c`` and
-``_http_py``).
+Every test taking ``hmod`` (conftest.py) runs on both implementations (``http_c`` and
+``http_py``).
 The oracle tests feed hypothesis-generated bodies and header sets to ``check_request``
 and to the SDK's own functions, called as ``mcp/server/_streamable_http_modern.py`` calls
 them, and compare the HTTP status and the JSON-RPC error code; where rpcline differs on
@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rpcline._http_schema import ParamHeaders
+from rpcline._core.http_schema import ParamHeaders
 
 V = "2026-07-28"
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
@@ -381,8 +381,8 @@ def test_facade() -> None:
     from rpcline import http
 
     assert rpcline.http is http and http.ParamHeaders is ParamHeaders
-    expected = "_http_c" if rpcline.IMPLEMENTATION == "cython" else "_http_py"
-    assert http.check_request.__module__ == f"rpcline.{expected}"
+    expected = "http_c" if rpcline.IMPLEMENTATION == "cython" else "http_py"
+    assert http.check_request.__module__ == f"rpcline._core.{expected}"
     v = http.check_request(request(name="e"), headers_for(name="e"))
     assert v.route.__class__ is rpcline.Route
 
@@ -390,10 +390,10 @@ def test_facade() -> None:
 def test_twins_agree(py_module: ModuleType) -> None:
     """The two implementations give equal verdicts, field by field (reasons included)."""
     try:
-        c = importlib.import_module("rpcline._http_c")
+        c = importlib.import_module("rpcline._core.http_c")
     except ImportError:
         pytest.skip("the Cython core was not built: only the twin runs here")
-    p = importlib.import_module("rpcline._http_py")
+    p = importlib.import_module("rpcline._core.http_py")
     bodies = [request(name="echo", arguments={"region": "x"}), b"[]", b"{", request(name=5),
               b'{"jsonrpc":"2.0","method":"n"}', request("ping", _meta={})]  # fmt: skip
     for body in bodies:

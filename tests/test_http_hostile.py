@@ -16,7 +16,7 @@ import orjson
 import pytest
 from test_http import META, TOOLS, V, code, headers_for, request
 
-from rpcline._http_schema import ParamHeaders
+from rpcline._core.http_schema import ParamHeaders
 
 NAME = b"mcp-name"
 SENTINELS = [b"=?base64?\xe9?=", b"=?base64?ZXU\xff?=", b"=?base64?\x00?=", b"=?base64?\xc3\xa9?="]
@@ -107,7 +107,7 @@ def test_hostile_values_get_a_verdict(hmod: ModuleType, header: bytes, value: by
     body = request(name="echo", arguments={"region": "eu", "count": 7, "flag": True})
     base = [p for p in headers_for() if p[0] != header.lower()]
     verdicts = []
-    for twin in ("rpcline._http_c", "rpcline._http_py"):
+    for twin in ("rpcline._core.http_c", "rpcline._core.http_py"):
         other = importlib.import_module(twin) if twin != hmod.__name__ else hmod
         for pairs in (base + [(header, value)], base + [(header, value), (header, value)]):
             for form in (pairs, [(n.decode("latin-1"), v.decode("latin-1")) for n, v in pairs],

@@ -118,7 +118,7 @@ def test_parse_errors_are_routes_own(hmod: ModuleType, impl: ModuleType) -> None
     and in the same words: every prefix of a request, and a bad byte at every offset."""
     body = raw('{"name":"echo","arguments":{"a":[1,{"b":"\\u00e9x"}],"c":-1.5e3},'
                f'"_meta":{META_JSON}}}')  # fmt: skip
-    route = importlib.import_module(impl.__name__.replace("_message", "_route")).route
+    route = importlib.import_module(impl.__name__.replace(".message_", ".route_")).route
     damaged = [body[:cut] for cut in range(len(body))]
     damaged += [body[:i] + bad + body[i + 1:] for i in range(len(body))
                 for bad in (b"\x00", b"}", b'"', b"\xff")]  # fmt: skip

@@ -1,7 +1,7 @@
 """rpcline's modules import one another in one direction only: no import circle.
 
 A circle works only by the order its modules happen to load in, and hides which module
-owns a name. Shared pieces live in ``_shared`` (and ``_version``), which import nothing of
+owns a name. Shared pieces live in ``_core.shared`` (and ``_version``), which import nothing of
 rpcline. Edges to the package itself (``import rpcline``) are left out: a submodule may
 use the implementation the facade chose, at call time.
 """
@@ -15,30 +15,33 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).parents[1] / "src" / "rpcline"
-_PYX_IMPORT = re.compile(r"^\s*(?:from\s+rpcline\.(\w+)\s+c?import|import\s+rpcline\.(\w+))",
+_PYX_IMPORT = re.compile(r"^\s*(?:from\s+rpcline\.([\w.]+)\s+c?import|import\s+rpcline\.([\w.]+))",
                          re.MULTILINE)
 
 pytestmark = pytest.mark.skipif(not PACKAGE.is_dir(), reason="needs the source tree (a clone)")
 
 
 def imports(path: Path) -> set[str]:
-    """The rpcline submodules ``path`` imports, anywhere in it (TYPE_CHECKING included)."""
+    """The rpcline modules ``path`` imports, anywhere in it (TYPE_CHECKING included), as
+    dotted names below ``rpcline.``: ``_core.scan_py``, or ``_core`` for a name of it."""
     if path.suffix == ".pyx":
-        return {a or b for a, b in _PYX_IMPORT.findall(path.read_text())}
+        return {(a or b).lstrip(".") for a, b in _PYX_IMPORT.findall(path.read_text())}
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module == "rpcline":
-                found |= {alias.name for alias in node.names}
-            elif node.module.startswith("rpcline."):
-                found.add(node.module.split(".")[1])
+            if node.module == "rpcline" or node.module.startswith("rpcline."):
+                base = node.module.removeprefix("rpcline").lstrip(".")
+                found |= {f"{base}.{alias.name}".lstrip(".") for alias in node.names}
+                found.add(base)
         elif isinstance(node, ast.Import):
-            found |= {a.name.split(".")[1] for a in node.names if a.name.startswith("rpcline.")}
+            found |= {a.name.removeprefix("rpcline.") for a in node.names
+                      if a.name.startswith("rpcline.")}
     return found
 
 
 def graph() -> dict[str, set[str]]:
-    modules = {p.stem: p for p in [*PACKAGE.glob("*.py"), *PACKAGE.glob("*.pyx")]
+    modules = {".".join(p.relative_to(PACKAGE).with_suffix("").parts): p
+               for p in [*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.pyx")]
                if p.stem != "__init__"}
     return {name: imports(path) & modules.keys() - {name}
             for name, path in modules.items()}
@@ -73,7 +76,7 @@ def test_no_import_circle_among_rpcline_modules():
 
 def test_the_shared_modules_import_nothing_of_rpcline():
     edges = graph()
-    assert edges["_shared"] == set() and edges["_version"] == set()
+    assert edges["_core.shared"] == set() and edges["_version"] == set()
 
 
 def test_the_circle_finder_finds_one():

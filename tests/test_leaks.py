@@ -177,7 +177,7 @@ def test_a_response_body_is_held_once_and_holds_its_members_once(impl):
 
 
 def test_stream_results_hold_no_extra_references(impl):
-    stream = importlib.import_module(impl.__name__.replace("_message", "_stream"))
+    stream = importlib.import_module(impl.__name__.replace(".message_", ".stream_"))
     parser = stream.StreamParser()
     results = parser.feed(KINDS["request"] + b"\n" + KINDS["response"] + b"\n")
     params, body = results[0].params, results[1].body

@@ -1,4 +1,4 @@
-"""``_pipes.PipeReadTransport``: what it reads at a time, and how it ends."""
+"""``pipes.PipeReadTransport``: what it reads at a time, and how it ends."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import asyncio
 import fcntl
 import os
 
-from rpcline._pipes import MAX_READ_BYTES, PipeReadTransport
-from rpcline._proxy_types import READ_BYTES
+from rpcline._gateway.pipes import MAX_READ_BYTES, PipeReadTransport
+from rpcline._gateway.relay_types import READ_BYTES
 
 
 class Recorder(asyncio.Protocol):

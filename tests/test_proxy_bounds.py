@@ -89,8 +89,8 @@ def test_the_call_fails_at_once_while_the_session_goes_on():
 
 
 def test_a_broken_line_without_jsonrpc_or_with_a_method_answers_nothing():
-    from rpcline import _relay_lines
-    from rpcline._pending import Pending
+    from rpcline._gateway import relay_lines
+    from rpcline._gateway.pending import Pending
 
     pending = Pending(10, 1 << 20)
     pending.add(3)
@@ -107,7 +107,7 @@ def test_a_broken_line_without_jsonrpc_or_with_a_method_answers_nothing():
     ]:
         r = rpcline.route(line)
         assert r.kind == "refused" and type(r.error) is rpcline.ParseError, line
-        assert _relay_lines.answered_id(r, pending) == want, line
+        assert relay_lines.answered_id(r, pending) == want, line
 
 
 # --- 6. a request never answers anything --------------------------------------------------
@@ -212,7 +212,7 @@ def test_a_client_that_never_reads_is_held_back_from_the_start():
 def test_a_reader_paused_by_its_consumer_during_the_replay_stays_paused():
     import asyncio
 
-    from rpcline._stdio import _PipeReader
+    from rpcline._gateway.stdio import _PipeReader
 
     class Transport(asyncio.ReadTransport):
         reading = True
@@ -250,7 +250,7 @@ def test_a_reader_paused_by_its_consumer_during_the_replay_stays_paused():
 
 
 def test_the_pending_table_is_bounded_in_bytes_both_ways():
-    from rpcline._pending import Pending
+    from rpcline._gateway.pending import Pending
 
     long = "x" * 30_000
     pending = Pending(100, 100_000)

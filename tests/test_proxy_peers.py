@@ -94,7 +94,7 @@ def test_duplicate_ids_in_flight_each_get_their_failure():
 
 
 def test_the_pending_table_counts_each_request_and_holds_at_most_its_limit():
-    from rpcline._pending import Pending, request_id
+    from rpcline._gateway.pending import Pending, request_id
 
     pending = Pending(3, 1 << 20)
     assert pending.add(7) is None and pending.add(7) is None and pending.add("7") is None
@@ -187,17 +187,18 @@ def test_the_summary_counts_in_words_and_quiet_silences_it():
 
 
 def test_relay_stdio_and_types_import_downwards():
-    # proxy -> _relay, _stdio -> _proxy_types: no module imports one that imports it.
-    code = ("import sys, rpcline._relay, rpcline._stdio; "
+    # proxy -> _gateway.relay, _gateway.stdio -> _gateway.relay_types: no module imports one
+    # that imports it.
+    code = ("import sys, rpcline._gateway.relay, rpcline._gateway.stdio; "
             "assert 'rpcline.proxy' not in sys.modules, 'a lower module imports proxy'")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=TIMEOUT)
     assert done.returncode == 0, done.stderr
-    package = Path(rpcline.__file__).parent  # src/rpcline, or the installed wheel's
-    source = (package / "_proxy_types.py").read_text()
+    package = Path(rpcline.__file__).parent / "_gateway"  # in src/rpcline, or the wheel's
+    source = (package / "relay_types.py").read_text()
     imported = [n for n in ast.walk(ast.parse(source))
                 if isinstance(n, ast.ImportFrom | ast.Import)]
     names = [getattr(n, "module", None) or n.names[0].name for n in imported]
     assert not [name for name in names if name.startswith("rpcline")], names
-    for module in ("_relay.py", "_stdio.py"):
+    for module in ("relay.py", "stdio.py"):
         text = (package / module).read_text()
         assert "rpcline.proxy" not in text.replace("``rpcline.proxy``", "")

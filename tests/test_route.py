@@ -1,8 +1,8 @@
 """route(line): the card's rules without decoding params or result, agreeing with parse.
 
 Every test taking ``impl`` runs on both implementations: ``route`` comes from the route
-module matching ``impl`` (``_route_c`` with ``_message_c``, ``_route_py`` with
-``_message_py``) and must agree with that implementation's ``parse`` on kind, id (with its
+module matching ``impl`` (``route_c`` with ``message_c``, ``route_py`` with
+``message_py``) and must agree with that implementation's ``parse`` on kind, id (with its
 type), method and error code, and on the reason of every refusal that is not a parse
 error. Spans are checked by decoding the bytes they point at.
 """
@@ -33,8 +33,8 @@ BELOW = THRESHOLD[:-1] + "1"
 
 @pytest.fixture(scope="session")
 def router(impl: ModuleType) -> ModuleType:
-    """The route module of the implementation under test (_route_c or _route_py)."""
-    return importlib.import_module(impl.__name__.replace("_message", "_route"))
+    """The route module of the implementation under test (route_c or route_py)."""
+    return importlib.import_module(impl.__name__.replace(".message_", ".route_"))
 
 
 def from_parse(impl: ModuleType, line: object) -> tuple:
@@ -318,7 +318,7 @@ def test_utf8_blocks_exhaustively():
     # one to three bytes around each boundary value, and of four from fewer values, at
     # offsets that put it inside, at the end of and across a block, ended by text, by
     # the closing quote or by an escape, is judged as orjson judges it.
-    from rpcline import _route_c
+    from rpcline._core import route_c
 
     edges = [0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0,
              0xE1, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF]
@@ -336,7 +336,7 @@ def test_utf8_blocks_exhaustively():
                     valid = True
                 except orjson.JSONDecodeError:
                     valid = False
-                route = _route_c.route(line)
+                route = route_c.route(line)
                 if (route.error is None or route.error.code != PARSE_ERROR) != valid:
                     wrong.append(line)
     assert not wrong, wrong[:5]
@@ -708,9 +708,9 @@ def test_hypothesis_with_id(impl, router, line, new_id):
                       st.binary(max_size=100)))
 def test_hypothesis_twins_agree_on_everything(data):
     # Reasons and spans included: the Cython core and the twin are one scanner twice.
-    from rpcline import _route_c, _route_py
+    from rpcline._core import route_c, route_py
 
-    c, py = _route_c.route(data), _route_py.route(data)
+    c, py = route_c.route(data), route_py.route(data)
     assert fields(c) == fields(py), data
 
 
@@ -744,12 +744,12 @@ def test_agrees_on_the_generated_corpus(impl, router):
 
 @pytest.mark.c_extension
 def test_twins_agree_on_the_corpora():
-    from rpcline import _route_c, _route_py
+    from rpcline._core import route_c, route_py
 
     lines = list(generate(2000))
     lines += traffic_lines()
     for line in lines:
-        assert fields(_route_c.route(line)) == fields(_route_py.route(line)), line
+        assert fields(route_c.route(line)) == fields(route_py.route(line)), line
 
 
 def test_cli_bench_measures_route(tmp_path):
@@ -770,7 +770,7 @@ def test_facade_exports_route():
     import rpcline
 
     assert rpcline.route(b'{"jsonrpc":"2.0","method":"m"}').kind == "notification"
-    module = "rpcline._route_c" if rpcline.IMPLEMENTATION == "cython" else "rpcline._route_py"
+    module = f"rpcline._core.route_{'c' if rpcline.IMPLEMENTATION == 'cython' else 'py'}"
     assert rpcline.route is importlib.import_module(module).route
     assert rpcline.Route is importlib.import_module(module).Route
 

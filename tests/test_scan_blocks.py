@@ -1,4 +1,4 @@
-"""The block scan of long strings (``_scan_long.h``) against orjson and the twin.
+"""The block scan of long strings (``scan_long.h``) against orjson and the twin.
 
 Long string bodies are checked 64 bytes a step, escapes and UTF-8 by arithmetic on byte
 masks with a carry from block to block, on every path this build and CPU can run (SSE2,
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import orjson
 import pytest
 
-from rpcline import _route_py
+from rpcline._core import route_py
 
 pytestmark = pytest.mark.c_extension
 
@@ -53,14 +53,14 @@ def test_skips_read_as_facts_of_the_build():
 
 @pytest.fixture(params=["sse2", "avx2", "none"])
 def simd_path(request: pytest.FixtureRequest) -> Iterator[str]:
-    from rpcline import _scan_c
+    from rpcline._core import scan_c
 
-    if request.param not in _scan_c.SIMD_PATHS:
-        pytest.skip(skip_reason(request.param, _scan_c.SIMD_PATHS))
-    before = _scan_c.simd_path()
-    _scan_c.use_simd_path(request.param)
+    if request.param not in scan_c.SIMD_PATHS:
+        pytest.skip(skip_reason(request.param, scan_c.SIMD_PATHS))
+    before = scan_c.simd_path()
+    scan_c.use_simd_path(request.param)
     yield request.param
-    _scan_c.use_simd_path(before)
+    scan_c.use_simd_path(before)
 
 
 def judgement(route: object) -> tuple | None:
@@ -69,15 +69,15 @@ def judgement(route: object) -> tuple | None:
 
 
 def assert_judged(line: bytes) -> None:
-    from rpcline import _route_c
+    from rpcline._core import route_c
 
     try:
         orjson.loads(line)
         valid = True
     except orjson.JSONDecodeError:
         valid = False
-    route = _route_c.route(line)
-    assert judgement(route) == judgement(_route_py.route(line)), line
+    route = route_c.route(line)
+    assert judgement(route) == judgement(route_py.route(line)), line
     assert (route.error is None or route.error.code != -32700) == valid, line
 
 
@@ -104,7 +104,7 @@ def test_plain_text_then_a_special_at_every_offset(simd_path, special):
     # bytes a step; AVX2: 128, then 32, then 16), never the escape blocks: the special
     # after each length of it, at every byte of three 128-byte steps and of the tails,
     # must stop the loop exactly where it is, far from the end of the line and near it.
-    from rpcline import _route_c
+    from rpcline._core import route_c
 
     for length in range(0, 420):
         text = bytes(0x21 + (i * 7) % 90 for i in range(length)).replace(b'"', b"#")
@@ -113,7 +113,7 @@ def test_plain_text_then_a_special_at_every_offset(simd_path, special):
         near = b'{"jsonrpc":"2.0","id":1,"result":"' + text + special + b'"}'
         for line in (far, near):
             assert_judged(line)
-            assert _route_c.route(line).result_span == _route_py.route(line).result_span, line
+            assert route_c.route(line).result_span == route_py.route(line).result_span, line
 
 
 def test_plain_text_cut_short(simd_path):
@@ -138,13 +138,13 @@ def test_runs_of_backslashes_across_blocks(simd_path, filler):
 def test_escaped_flags_decode_what_the_blocks_cleared(simd_path):
     # The blocks report whether a string held escapes or non-ASCII text; the id and the
     # method are decoded from that, so a wrong flag would give a wrong value.
-    from rpcline import _route_c
+    from rpcline._core import route_c
 
     for text in ("a\n" * 40, "é" * 40, "a" * 70 + "\\", "中" * 30 + "\n", "a" * 70 + "😀"):
         for pad in range(0, 70, 7):
             value = "x" * pad + text
             line = orjson.dumps({"jsonrpc": "2.0", "id": value, "method": value})
-            route = _route_c.route(line)
+            route = route_c.route(line)
             assert (route.id, route.method) == (value, value), line
 
 
@@ -160,11 +160,12 @@ def test_the_end_of_the_line(simd_path):
 def test_the_corpus_text_styles(simd_path, style):
     # Whole results of each style the blocks were built for, whole and cut short inside
     # their text (at a block's every offset), judged as orjson and the twin judge them.
-    from rpcline import _route_c
+    from rpcline._core import route_c
     from rpcline.corpus import long_results
 
     line = long_results(style, 1, seed=3)[0]
-    route = _route_c.route(line)
-    assert (route.kind, route.id, route.result_span) == ("response", 1, _route_py.route(line).result_span)
+    route = route_c.route(line)
+    expected = route_py.route(line).result_span
+    assert (route.kind, route.id, route.result_span) == ("response", 1, expected)
     for cut in range(len(line) // 2, len(line) // 2 + 64):
         assert_judged(line[:cut] + b'"}]}}')

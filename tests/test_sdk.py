@@ -33,7 +33,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # noqa: E402
 
 import rpcline  # noqa: E402
 import rpcline.sdk  # noqa: E402
-from rpcline import _relay_lines, _sdk_lines  # noqa: E402
+from rpcline._gateway import relay_lines, sdk_lines  # noqa: E402
 
 HERE = Path(__file__).parent
 # The SDK starts servers with a minimal environment: pass on what selects rpcline.
@@ -206,7 +206,7 @@ def test_a_bad_bound_raises_before_the_server_starts():
 def test_an_encoding_bytes_cannot_frame_is_left_to_the_sdk_s_transport(monkeypatch):
     from contextlib import asynccontextmanager
 
-    from rpcline import _sdk_client
+    from rpcline._gateway import sdk_client
 
     calls: list[Any] = []
 
@@ -215,7 +215,7 @@ def test_an_encoding_bytes_cannot_frame_is_left_to_the_sdk_s_transport(monkeypat
         calls.append(params.encoding)
         yield "the SDK's streams"
 
-    monkeypatch.setattr(_sdk_client, "_SDK_STDIO_CLIENT", sdk_transport)
+    monkeypatch.setattr(sdk_client, "_SDK_STDIO_CLIENT", sdk_transport)
 
     async def enter(encoding: str) -> Any:
         params = StdioServerParameters(command="no-such-server", encoding=encoding)
@@ -233,16 +233,16 @@ def test_an_encoding_bytes_cannot_frame_is_left_to_the_sdk_s_transport(monkeypat
 
 
 @pytest.fixture
-def lines(impl: ModuleType, monkeypatch: pytest.MonkeyPatch) -> _sdk_lines.Lines:
+def lines(impl: ModuleType, monkeypatch: pytest.MonkeyPatch) -> sdk_lines.Lines:
     """``Lines`` reading through the implementation under test (route and its prefix scan)."""
-    routes = import_module(impl.__name__.replace("_message", "_route"))
+    routes = import_module(impl.__name__.replace(".message_", ".route_"))
     monkeypatch.setattr(rpcline, "route", routes.route)
-    monkeypatch.setattr(_relay_lines, "prefix_refusal", routes.prefix_refusal)
-    monkeypatch.setattr(_relay_lines, "ParseError", impl.ParseError)
-    in_flight = _sdk_lines.InFlight(16)
+    monkeypatch.setattr(relay_lines, "prefix_refusal", routes.prefix_refusal)
+    monkeypatch.setattr(relay_lines, "ParseError", impl.ParseError)
+    in_flight = sdk_lines.InFlight(16)
     for id in (1, 2, "x"):
         in_flight.add(id)
-    return _sdk_lines.Lines(in_flight, None)
+    return sdk_lines.Lines(in_flight, None)
 
 
 def error_of(item: Any) -> Any:
@@ -311,19 +311,19 @@ def test_an_over_long_answer_fails_its_call_and_another_over_long_line_is_an_exc
 
 
 def test_the_session_s_requests_and_cancels_are_tracked_as_it_correlates_them():
-    in_flight = _sdk_lines.InFlight(16)
+    in_flight = sdk_lines.InFlight(16)
     request = mcp_types.JSONRPCRequest(jsonrpc="2.0", id=7, method="ping")
-    _sdk_lines.note_sent(request, in_flight)
+    sdk_lines.note_sent(request, in_flight)
     assert 7 in in_flight and "7" in in_flight  # the SDK's dispatcher reads "7" as 7
-    _sdk_lines.note_sent(mcp_types.JSONRPCNotification(
+    sdk_lines.note_sent(mcp_types.JSONRPCNotification(
         jsonrpc="2.0", method="notifications/cancelled", params={"requestId": 7}), in_flight)
     assert len(in_flight) == 0
-    _sdk_lines.note_sent(mcp_types.JSONRPCResponse(jsonrpc="2.0", id=3, result={}), in_flight)
+    sdk_lines.note_sent(mcp_types.JSONRPCResponse(jsonrpc="2.0", id=3, result={}), in_flight)
     assert len(in_flight) == 0  # the client's answers to the server are no calls
 
 
 def test_a_non_strict_encoding_is_applied_line_by_line_as_the_sdk_does():
-    lines = _sdk_lines.Lines(_sdk_lines.InFlight(16), ("utf-8", "replace"))
+    lines = sdk_lines.Lines(sdk_lines.InFlight(16), ("utf-8", "replace"))
     item = lines.message(b'{"jsonrpc":"2.0","id":1,"result":{"t":"a\xffb"}}')
     assert isinstance(item, SessionMessage)
     assert item.message.result == {"t": "a\ufffdb"}

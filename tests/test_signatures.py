@@ -12,8 +12,8 @@ import rpcline
 import rpcline.aio
 
 # The twins by concern; a public name is looked up in the first module that has it.
-CORE = ("rpcline._message_c", "rpcline._route_c", "rpcline._stream_c")
-TWIN = ("rpcline._message_py", "rpcline._route_py", "rpcline._stream_py")
+CORE = ("rpcline._core.message_c", "rpcline._core.route_c", "rpcline._core.stream_c")
+TWIN = ("rpcline._core.message_py", "rpcline._core.route_py", "rpcline._core.stream_py")
 CALLABLES = [name for name in rpcline.__all__ if callable(getattr(rpcline, name))]
 
 
@@ -56,10 +56,10 @@ def test_signatures_match_between_the_twins(name):
 
 @pytest.mark.c_extension
 def test_stream_parser_defaults_are_the_cores():
-    from rpcline import _message_c, _stream_c
+    from rpcline._core import message_c, stream_c
 
-    parameters = inspect.signature(_stream_c.StreamParser).parameters
-    assert parameters["classify"].default is _message_c.parse
+    parameters = inspect.signature(stream_c.StreamParser).parameters
+    assert parameters["classify"].default is message_c.parse
     assert parameters["classify"].kind is inspect.Parameter.KEYWORD_ONLY
     assert parameters["max_line_bytes"].default == 16 * 1024 * 1024
 
@@ -85,8 +85,8 @@ def test_the_transports_have_signatures(facade, name):
 @pytest.mark.parametrize(("facade", "name"), TRANSPORTS)
 def test_the_transports_signatures_match_between_the_twins(facade, name):
     shared = getattr(import_module(f"rpcline.{facade}"), name)  # Guard, param_headers
-    twin = getattr(import_module(f"rpcline._{facade}_py"), name, shared)
-    core = getattr(import_module(f"rpcline._{facade}_c"), name, twin)  # shared: ParamHeaders
+    twin = getattr(import_module(f"rpcline._core.{facade}_py"), name, shared)
+    core = getattr(import_module(f"rpcline._core.{facade}_c"), name, twin)  # shared: ParamHeaders
     core_parameters = inspect.signature(core).parameters
     twin_parameters = inspect.signature(twin).parameters
     assert list(core_parameters) == list(twin_parameters)

@@ -31,12 +31,12 @@ CUTS = [1, 2, 3, 7, 10**9]  # chunk sizes: byte by byte up to the whole stream a
 
 @pytest.fixture(scope="session")
 def sse(impl: ModuleType) -> ModuleType:
-    return importlib.import_module(impl.__name__.replace("_message", "_sse"))
+    return importlib.import_module(impl.__name__.replace(".message_", ".sse_"))
 
 
 @pytest.fixture(scope="session")
 def router(impl: ModuleType) -> ModuleType:
-    return importlib.import_module(impl.__name__.replace("_message", "_route"))
+    return importlib.import_module(impl.__name__.replace(".message_", ".route_"))
 
 
 def run(sse: ModuleType, stream: bytes, chunk: int = 10**9, **options) -> list:
@@ -254,7 +254,7 @@ def test_messages_are_classified_by_parse_route_or_any_callable(impl, sse, route
 
 
 def test_the_facade_picks_the_package_implementation():
-    module = "rpcline._sse_c" if rpcline.IMPLEMENTATION == "cython" else "rpcline._sse_py"
+    module = "rpcline._core.sse_c" if rpcline.IMPLEMENTATION == "cython" else "rpcline._core.sse_py"
     assert facade.EventStreamParser.__module__ == module
     assert facade.EventStreamParser().classify is rpcline.parse
     (event,) = facade.EventStreamParser().feed(b"data: " + RESPONSE + b"\n\n")
@@ -348,8 +348,8 @@ def test_a_data_line_held_across_chunks_is_cut_at_the_limit_for_its_id(sse, rest
 def held_alike(c_module, py_module, cases) -> None:
     """Each (stream, chunk sizes, limit) gives the twin's events and buffered_bytes after
     every chunk, under each line-end scan of the core."""
-    sse_c = importlib.import_module(c_module.__name__.replace("_message", "_sse"))
-    sse_py = importlib.import_module(py_module.__name__.replace("_message", "_sse"))
+    sse_c = importlib.import_module(c_module.__name__.replace(".message_", ".sse_"))
+    sse_py = importlib.import_module(py_module.__name__.replace(".message_", ".sse_"))
 
     def run(sse: ModuleType, stream: bytes, sizes: list[int], limit: int) -> tuple:
         parser, events, held, start = sse.EventStreamParser(limit, classify=bytes), [], [], 0
@@ -638,14 +638,15 @@ def test_the_oracle_departs_where_the_docs_say(sse):
        limit=st.sampled_from([20, 100, 10**6]), routes=st.booleans())
 def test_the_twin_and_the_core_agree_on_random_streams(c_module, py_module, stream, chunks, limit,
                                                        routes):
-    sse_c = importlib.import_module(c_module.__name__.replace("_message", "_sse"))
+    sse_c = importlib.import_module(c_module.__name__.replace(".message_", ".sse_"))
     before, results = sse_c.line_end_path(), []
     try:
         # The core under each of its line-end scans, then the twin.
         for message_module, path in [*((c_module, path) for path in sse_c.LINE_END_PATHS),
                                      (py_module, None)]:
-            sse = importlib.import_module(message_module.__name__.replace("_message", "_sse"))
-            router = importlib.import_module(message_module.__name__.replace("_message", "_route"))
+            sse = importlib.import_module(message_module.__name__.replace(".message_", ".sse_"))
+            router = importlib.import_module(
+                message_module.__name__.replace(".message_", ".route_"))
             if path:
                 sse.use_line_end_path(path)
             parser = sse.EventStreamParser(limit, classify=router.route if routes else
@@ -700,8 +701,8 @@ def test_the_core_cut_anywhere_gives_the_twin_whole(c_module, py_module, stream,
                                                    routes):
     results = []
     for module in (c_module, py_module):
-        sse = importlib.import_module(module.__name__.replace("_message", "_sse"))
-        router = importlib.import_module(module.__name__.replace("_message", "_route"))
+        sse = importlib.import_module(module.__name__.replace(".message_", ".sse_"))
+        router = importlib.import_module(module.__name__.replace(".message_", ".route_"))
         classify = router.route if routes else module.parse
         results.append(fed_cut(sse, stream, sizes if module is c_module else [], limit, classify))
     assert results[0] == results[1]

@@ -19,12 +19,12 @@ BIG_RESULT = R + b'"id":7,"result":{"content":[{"type":"text","text":"' + b"x" *
 
 @pytest.fixture(scope="session")
 def stream(impl: ModuleType) -> ModuleType:
-    return importlib.import_module(impl.__name__.replace("_message", "_stream"))
+    return importlib.import_module(impl.__name__.replace(".message_", ".stream_"))
 
 
 @pytest.fixture(scope="session")
 def router(impl: ModuleType) -> ModuleType:
-    return importlib.import_module(impl.__name__.replace("_message", "_route"))
+    return importlib.import_module(impl.__name__.replace(".message_", ".route_"))
 
 
 # --- prefix_id: what a cut line still says -----------------------------------------------
@@ -65,7 +65,7 @@ def test_prefix_id(router, prefix, want):
 
 @pytest.mark.parametrize(("prefix", "want"), PREFIXES)
 def test_the_twin_reads_a_bytearray_prefix_in_place(prefix, want):
-    from rpcline._route_py import prefix_id
+    from rpcline._core.route_py import prefix_id
 
     got = prefix_id(bytearray(prefix))
     assert (type(got), got) == (type(want), want)

@@ -17,8 +17,8 @@ BOM = b"\xef\xbb\xbf"
 
 @pytest.fixture(scope="session")
 def stream(impl: ModuleType) -> ModuleType:
-    """The stream module of the implementation under test (_stream_c or _stream_py)."""
-    return importlib.import_module(impl.__name__.replace("_message", "_stream"))
+    """The stream module of the implementation under test (stream_c or stream_py)."""
+    return importlib.import_module(impl.__name__.replace(".message_", ".stream_"))
 
 
 def fields(result: object) -> tuple[object, ...]:
@@ -284,19 +284,19 @@ def test_default_limit_is_16_mib(stream):
 
 def test_stream_parser_is_subscriptable_as_a_generic(impl, stream):
     # StreamParser[Route] in an annotation evaluated at run time works on both implementations.
-    route = importlib.import_module(impl.__name__.replace("_message", "_route")).route
+    route = importlib.import_module(impl.__name__.replace(".message_", ".route_")).route
     assert stream.StreamParser[int].__origin__ is stream.StreamParser
     parser = stream.StreamParser[object](classify=route)
     assert [r.kind for r in parser.feed(b'{"jsonrpc":"2.0","id":1,"result":{}}\n')] == ["response"]
 
 
 @pytest.mark.parametrize(("module", "owner", "limit"), [
-    ("_stream", "StreamParser", "max_line_bytes"),
-    ("_sse", "EventStreamParser", "max_event_bytes"),
+    ("stream", "StreamParser", "max_line_bytes"),
+    ("sse", "EventStreamParser", "max_event_bytes"),
 ])
 def test_parser_constructors_word_wrong_arguments_alike(impl, module, owner, limit):
     # The core said "__cinit__() takes at most 1 positional argument" (issue 31 item 8).
-    cls = getattr(importlib.import_module(impl.__name__.replace("_message", module)), owner)
+    cls = getattr(importlib.import_module(impl.__name__.replace(".message_", f".{module}_")), owner)
     for args, kwargs, message in [
         ((1, 2), {}, f"{owner}() takes at most 1 positional argument (2 given)"),
         ((), {"foo": 1}, f"{owner}() got an unexpected keyword argument 'foo'"),

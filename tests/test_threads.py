@@ -31,7 +31,7 @@ BUFFER = b"\n".join(LINES) + b"\n"
 
 
 def stream_module(impl: ModuleType) -> ModuleType:
-    return importlib.import_module(impl.__name__.replace("_message", "_stream"))
+    return importlib.import_module(impl.__name__.replace(".message_", ".stream_"))
 
 
 def work(impl: ModuleType, offset: int) -> list:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os as _os
 from importlib import import_module as _import_module
 
-from rpcline._shared import RequestId
+from rpcline._core.shared import RequestId
 
 # typing's TYPE_CHECKING without importing typing (orjson does not, and `import rpcline`
 # stays within 1.5x `import orjson`); mypy gives this name the same meaning.
@@ -48,7 +48,7 @@ _NO_EXTENSIONS = bool(_os.environ.get("RPCLINE_NO_EXTENSIONS"))
 IMPLEMENTATION: Literal["cython", "python"]
 
 if TYPE_CHECKING or _NO_EXTENSIONS:
-    from rpcline._message_py import (
+    from rpcline._core.message_py import (
         ClientResponse,
         InvalidParams,
         InvalidRequest,
@@ -61,13 +61,13 @@ if TYPE_CHECKING or _NO_EXTENSIONS:
         id_json,
         parse,
     )
-    from rpcline._route_py import Route, route
-    from rpcline._stream_py import StreamParser, parse_lines
+    from rpcline._core.route_py import Route, route
+    from rpcline._core.stream_py import StreamParser, parse_lines
 
     IMPLEMENTATION = "python"
 else:
     try:
-        from rpcline._message_c import (
+        from rpcline._core.message_c import (
             ClientResponse,
             InvalidParams,
             InvalidRequest,
@@ -80,12 +80,12 @@ else:
             id_json,
             parse,
         )
-        from rpcline._route_c import Route, route
-        from rpcline._stream_c import StreamParser, parse_lines
+        from rpcline._core.route_c import Route, route
+        from rpcline._core.stream_c import StreamParser, parse_lines
 
         IMPLEMENTATION = "cython"
     except ImportError:  # pragma: no cover - the extension was not built here
-        from rpcline._message_py import (
+        from rpcline._core.message_py import (
             ClientResponse,
             InvalidParams,
             InvalidRequest,
@@ -98,15 +98,15 @@ else:
             id_json,
             parse,
         )
-        from rpcline._route_py import Route, route
-        from rpcline._stream_py import StreamParser, parse_lines
+        from rpcline._core.route_py import Route, route
+        from rpcline._core.stream_py import StreamParser, parse_lines
 
         IMPLEMENTATION = "python"
 
 # The union of the classes in use, so isinstance() accepts what parse returns.
 Incoming: TypeAlias = Request | Notification | ClientResponse | Refused
 
-from rpcline._readers import read_messages  # noqa: E402  (built on StreamParser above)
+from rpcline._core.readers import read_messages  # noqa: E402  (built on StreamParser above)
 
 # Submodules with their own dependencies or import cost, imported on first attribute
 # access (PEP 562): ``import rpcline`` stays cheap, ``rpcline.aio.messages`` just works.

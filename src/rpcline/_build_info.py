@@ -42,7 +42,7 @@ def build() -> Build:
     location = os.path.dirname(rpcline.__file__ or "")
     if rpcline.IMPLEMENTATION != "cython":
         return Build("python", None, (), None, location)
-    scan = import_module("rpcline._scan_c")
+    scan = import_module("rpcline._core.scan_c")
     return Build("cython", scan.OPTIMIZED, tuple(scan.SIMD_PATHS), scan.simd_path(), location)
 
 

@@ -10,8 +10,8 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
 
-from rpcline._readers import CHUNK_BYTES, check_arguments, stream_parser, text_stream
-from rpcline._shared import DEFAULT_MAX_LINE_BYTES
+from rpcline._core.readers import CHUNK_BYTES, check_arguments, stream_parser, text_stream
+from rpcline._core.shared import DEFAULT_MAX_LINE_BYTES
 
 if TYPE_CHECKING:
     from rpcline import Incoming, Refused, Route, StreamParser

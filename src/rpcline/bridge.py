@@ -24,19 +24,19 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 import rpcline
-from rpcline import _bridge_eras as eras
-from rpcline import _bridge_lines as lines
+from rpcline._gateway import bridge_eras as eras
+from rpcline._gateway import bridge_lines as lines
 from rpcline import http
-from rpcline._bridge_http import (JSON, Headers, Receive, Scope, Send, accepts, answer_call,
-                                  read_body, refuse, respond, stream)
-from rpcline._bridge_sessions import LEVELS, Session, Sessions, param
-from rpcline._child import child_environment
-from rpcline._guard import HANDSHAKE_PROTOCOL_VERSIONS, _modern
-from rpcline._pool import HANDSHAKE_TIMEOUT, Pool
-from rpcline._proxy_types import (DEFAULT_KILL_AFTER, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING,
-                                  DEFAULT_MAX_PENDING_BYTES)
-from rpcline._relay_lines import failure
-from rpcline._shared_child import Call, Limits, SharedChild
+from rpcline._gateway.bridge_http import (JSON, Headers, Receive, Scope, Send, accepts, answer_call,
+                                          read_body, refuse, respond, stream)
+from rpcline._gateway.bridge_sessions import LEVELS, Session, Sessions, param
+from rpcline._gateway.child import child_environment
+from rpcline._gateway.guard import HANDSHAKE_PROTOCOL_VERSIONS, _modern
+from rpcline._gateway.pool import HANDSHAKE_TIMEOUT, Pool
+from rpcline._gateway.relay_types import (
+    DEFAULT_KILL_AFTER, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES)
+from rpcline._gateway.relay_lines import failure
+from rpcline._gateway.shared_child import Call, Limits, SharedChild
 
 __all__ = ("LOCALHOST_HOSTS", "LOCALHOST_ORIGINS", "StdioBridge")
 
@@ -218,7 +218,7 @@ class StdioBridge:
             raise RuntimeError("a handshake-era server")
 
     async def _translated(self, r: rpcline.Route, receive: Receive, send: Send) -> None:
-        """A 2026-07-28 request for a handshake-era server (``_bridge_eras``)."""
+        """A 2026-07-28 request for a handshake-era server (``bridge_eras``)."""
         assert r.id is not None and r.method is not None
         if r.method in eras.UNTRANSLATED:
             return await respond(send, 404, eras.untranslated(r.id, r.method))

@@ -2,9 +2,8 @@
 
 Exit status: 0 when nothing was refused, 1 when something was (check), 2 for usage
 errors and unreadable files, with one line on stderr and no traceback. The subcommands
-live in ``_cli_check`` (check, classify), ``_cli_bench`` (bench, sample), ``_proxy_cli``
-(proxy) and ``_serve_cli`` (serve); ``_cli_inputs`` reads files, ``_cli_shared`` holds the
-rest.
+live in ``rpcline._cli``: ``check`` (check, classify), ``bench`` (bench, sample), ``proxy``
+and ``serve``; ``inputs`` reads files, ``shared`` holds the rest.
 """
 
 from __future__ import annotations
@@ -15,8 +14,8 @@ import sys
 from collections.abc import Sequence
 
 import rpcline
-from rpcline import _cli_bench, _cli_check
-from rpcline._cli_shared import HelpFormatter, Outcome, epilog, positive_int
+from rpcline._cli import bench, check
+from rpcline._cli.shared import HelpFormatter, Outcome, epilog, positive_int
 
 __all__ = ("main",)
 
@@ -75,13 +74,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                      help="one of:")
-    _cli_check.add_parsers(commands)
-    _cli_bench.add_parsers(commands)
+    check.add_parsers(commands)
+    bench.add_parsers(commands)
 
-    from rpcline import _proxy_cli, _serve_cli  # asyncio and the relay load only with them
+    from rpcline._cli import proxy, serve  # asyncio and the relay load only with them
 
-    _proxy_cli.add_parser(commands, positive_int)
-    _serve_cli.add_parser(commands, positive_int)
+    proxy.add_parser(commands, positive_int)
+    serve.add_parser(commands, positive_int)
     for sub in commands.choices.values():  # each sub-command reports its own errors
         sub.set_defaults(parser=sub)
     return parser

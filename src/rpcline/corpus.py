@@ -13,7 +13,7 @@ with ``initialize``; 2026-07-28 (stateless) ones with ``server/discover``, carry
 ``_meta`` envelope (protocol version, client info and capabilities) on every request, get
 results tagged with ``resultType`` as the SDK writes them (``input_required`` in place of
 server requests), and receive change notifications on ``subscriptions/listen`` streams.
-``iter_http`` (from ``rpcline._corpus_http``) gives 2026-07-28 HTTP POSTs with their
+``iter_http`` (from ``rpcline._core.corpus_http``) gives 2026-07-28 HTTP POSTs with their
 headers, each labelled with the verdict ``rpcline.http.check_request`` owes it.
 
 The same ``(count, seed)`` gives byte-identical lines on every supported Python: only
@@ -37,7 +37,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 import orjson
 
-from rpcline._corpus_http import (
+from rpcline._core.corpus_http import (
     CAPABILITIES_KEY,
     CLIENT_INFO_KEY,
     HTTP_ANSWERS,
@@ -47,8 +47,8 @@ from rpcline._corpus_http import (
     HttpPost,
     iter_http,
 )
-from rpcline._corpus_http import PROTOCOL as _STATELESS_PROTOCOL
-from rpcline._corpus_text import PROSE_WORDS, TEXT_STYLES, TextStyle, long_results, styled_text
+from rpcline._core.corpus_http import PROTOCOL as _STATELESS_PROTOCOL
+from rpcline._core.corpus_text import PROSE_WORDS, TEXT_STYLES, TextStyle, long_results, styled_text
 
 __all__ = (
     "DEFAULT_SEED",

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rpcline import IMPLEMENTATION as _IMPLEMENTATION
-from rpcline._guard import Guard, param_headers
-from rpcline._http_schema import ParamHeaders
+from rpcline._gateway.guard import Guard, param_headers
+from rpcline._core.http_schema import ParamHeaders
 
 __all__ = (
     "Guard",
@@ -36,14 +36,14 @@ def __dir__() -> list[str]:
 # The implementation rpcline itself picked: the verdict's route and errors are then the
 # classes rpcline exports (isinstance(verdict.error, rpcline.ProtocolError) holds).
 if TYPE_CHECKING or _IMPLEMENTATION == "python":
-    from rpcline._http_py import (
+    from rpcline._core.http_py import (
         HeaderMismatch,
         UnsupportedProtocolVersion,
         Verdict,
         check_request,
     )
 else:
-    from rpcline._http_c import (
+    from rpcline._core.http_c import (
         HeaderMismatch,
         UnsupportedProtocolVersion,
         Verdict,

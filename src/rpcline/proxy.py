@@ -35,10 +35,11 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 
-from rpcline import _stdio
-from rpcline._proxy_types import (DEFAULT_KILL_AFTER, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING,
-                                  DEFAULT_MAX_PENDING_BYTES, Reader, Summary, Writer)
-from rpcline._relay import _Recorder, _Session, record_paths
+from rpcline._gateway import stdio as _stdio
+from rpcline._gateway.relay_types import (
+    DEFAULT_KILL_AFTER, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES,
+    Reader, Summary, Writer)
+from rpcline._gateway.relay import _Recorder, _Session, record_paths
 
 __all__ = ("DEFAULT_KILL_AFTER", "DEFAULT_MAX_LINE_BYTES", "DEFAULT_MAX_PENDING",
            "DEFAULT_MAX_PENDING_BYTES", "Reader", "Summary", "Writer", "close_stdio",
@@ -104,7 +105,7 @@ async def relay(
 async def open_stdio(stdin: int = 0, stdout: int = 1) -> tuple[Reader, Writer]:
     """This process's stdin and stdout as a reader and a writer for ``relay``.
 
-    Pipes and sockets, terminals and regular files alike (``rpcline._stdio`` says how).
+    Pipes and sockets, terminals and regular files alike (``rpcline._gateway.stdio`` says how).
     """
     return await _stdio.open_stdio(stdin, stdout)
 

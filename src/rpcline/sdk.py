@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from mcp.client._transport import TransportStreams
     from mcp.client.stdio import StdioServerParameters
 
-from rpcline._proxy_types import DEFAULT_MAX_LINE_BYTES  # the proxy's bound
+from rpcline._gateway.relay_types import DEFAULT_MAX_LINE_BYTES  # the proxy's bound
 
 __all__ = ("DEFAULT_MAX_LINE_BYTES", "stdio_client")
 
@@ -39,7 +39,7 @@ async def stdio_client(
 ) -> AsyncGenerator[TransportStreams, None]:
     """Start ``server`` and yield the (read, write) streams ``ClientSession`` and
     ``mcp.Client`` take, as ``mcp.client.stdio.stdio_client`` does."""
-    from rpcline._sdk_client import stdio_client as transport  # imports the SDK
+    from rpcline._gateway.sdk_client import stdio_client as transport  # imports the SDK
 
     async with transport(server, errlog, max_line_bytes) as streams:
         yield streams

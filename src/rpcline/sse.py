@@ -6,7 +6,7 @@
         ...
     sse.encode(message_bytes, event="message", id=None) -> bytes
 
-The framing is WHATWG HTML's "Interpreting an event stream" (``_sse_py`` says how). The
+The framing is WHATWG HTML's "Interpreting an event stream" (``sse_py`` says how). The
 Cython core is used when the rest of the package uses it (``rpcline.IMPLEMENTATION``), so
 ``classify`` defaults to the same implementation's ``parse``: ``rpcline.parse``.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rpcline import IMPLEMENTATION
-from rpcline._sse_py import DEFAULT_MAX_EVENT_BYTES, encode
+from rpcline._core.sse_py import DEFAULT_MAX_EVENT_BYTES, encode
 
 __all__ = ("DEFAULT_MAX_EVENT_BYTES", "Event", "EventStreamParser", "encode")
 
@@ -26,9 +26,9 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 if TYPE_CHECKING or IMPLEMENTATION == "python":
-    from rpcline._sse_py import Event, EventStreamParser
+    from rpcline._core.sse_py import Event, EventStreamParser
 else:
     try:
-        from rpcline._sse_c import Event, EventStreamParser
+        from rpcline._core.sse_c import Event, EventStreamParser
     except ImportError:  # pragma: no cover - the extension was not built here
-        from rpcline._sse_py import Event, EventStreamParser
+        from rpcline._core.sse_py import Event, EventStreamParser

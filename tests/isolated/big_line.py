@@ -39,8 +39,8 @@ def main() -> None:
     implementation, case = sys.argv[1], sys.argv[2]
     size = int(sys.argv[3]) * MIB if len(sys.argv) > 3 else 100 * MIB
     suffix = {"cython": "c", "python": "py"}[implementation]
-    message = import_module(f"rpcline._message_{suffix}")
-    stream = import_module(f"rpcline._stream_{suffix}")
+    message = import_module(f"rpcline._core.message_{suffix}")
+    stream = import_module(f"rpcline._core.stream_{suffix}")
     head = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"data":"'
     line = head + b"x" * size + b'"}}'
     text = line.decode() if case == "parse-str" else None

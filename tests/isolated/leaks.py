@@ -224,10 +224,10 @@ def main() -> int:
     implementation = sys.argv[1]
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000
     suffix = {"cython": "c", "python": "py"}[implementation]
-    message = import_module(f"rpcline._message_{suffix}")
-    stream = import_module(f"rpcline._stream_{suffix}")
-    sse = import_module(f"rpcline._sse_{suffix}")
-    route = import_module(f"rpcline._route_{suffix}").route
+    message = import_module(f"rpcline._core.message_{suffix}")
+    stream = import_module(f"rpcline._core.stream_{suffix}")
+    sse = import_module(f"rpcline._core.sse_{suffix}")
+    route = import_module(f"rpcline._core.route_{suffix}").route
     failed = False
     runs = {**parse_runs(message), **stream_runs(stream), **sse_runs(sse, message.parse, route)}
     for name, run in runs.items():

@@ -28,8 +28,8 @@ def chunk_of(kind: str, number: int) -> bytes:
 def make(implementation: str, kind: str, classify: Any) -> Any:
     suffix = "_c" if implementation == "cython" else "_py"
     if kind == "sse":
-        return import_module(f"rpcline._sse{suffix}").EventStreamParser(classify=classify)
-    return import_module(f"rpcline._stream{suffix}").StreamParser(classify=classify)
+        return import_module(f"rpcline._core.sse{suffix}").EventStreamParser(classify=classify)
+    return import_module(f"rpcline._core.stream{suffix}").StreamParser(classify=classify)
 
 
 def data(results: list) -> list[str]:

@@ -1,0 +1,121 @@
+"""``rpcline serve``: ``rpcline.bridge.StdioBridge`` under uvicorn (``rpcline[serve]``)."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import sys
+from typing import Any
+
+from rpcline._cli.shared import HelpFormatter, Outcome, epilog, seconds
+
+DESCRIPTION = """\
+Serve COMMAND (a stdio MCP server) over MCP Streamable HTTP at /mcp, to any number of
+clients of both protocol eras: 2026-07-28 requests one by one, 2025-era clients in
+sessions. Requests are forwarded as bytes to shared copies of COMMAND (one pool per
+era), each with an id of the child's own; answers go back with the caller's id. A child
+that exits fails its calls with -32000 and is started again. Logs go to stderr."""
+
+STATUS = """\
+2  uvicorn is not installed, or the command line is wrong
+(stopped by SIGINT or SIGTERM, it stops its children, then ends by that signal, as
+uvicorn does)"""
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def add_parser(commands: Any, positive: Any) -> None:
+    serve = commands.add_parser(
+        "serve", help="serve a stdio MCP server to many Streamable HTTP clients, both eras",
+        description=DESCRIPTION, formatter_class=HelpFormatter,
+        epilog=epilog(STATUS, "rpcline serve -- python -m my_mcp_server",
+                      "rpcline serve --port 9000 --children 4 --request-timeout 60 -- "
+                      "python -m my_mcp_server"),
+    )
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to bind (one not loopback needs --allow-host and "
+                            "--allow-origin)")
+    serve.add_argument("--port", type=int, default=8000, help="port to bind")
+    serve.add_argument("--children", type=positive, default=1, metavar="N",
+                       help="copies of COMMAND per protocol era, the calls spread over them "
+                            "")
+    serve.add_argument("--request-timeout", type=seconds, default=None, metavar="S",
+                       help="seconds a call may wait for its answer before -32000 and a "
+                            "cancellation (default: none)")
+    serve.add_argument("--allow-host", action="append", metavar="HOST",
+                       help="a Host header to accept (host:port, host:* for any port); "
+                            "repeatable (default: localhost's)")
+    serve.add_argument("--allow-origin", action="append", metavar="ORIGIN",
+                       help="an Origin header to accept; repeatable (default: localhost's)")
+    serve.add_argument("--token-env", metavar="VAR",
+                       help="require 'Authorization: Bearer TOKEN', TOKEN read from the "
+                            "environment variable VAR")
+    serve.add_argument("--session-key-env", metavar="VAR",
+                       help="sign session ids with the key in the environment variable VAR: "
+                            "instances sharing it take each other's sessions (scale-out)")
+    serve.add_argument("--env", action="append", metavar="VAR",
+                       help="an environment variable to pass to COMMAND; repeatable (only "
+                            "PATH, HOME and the locale pass otherwise)")
+    serve.add_argument("--max-line-bytes", type=positive, default=None, metavar="N",
+                       help="longest line either way, per child (default: 64 MiB)")
+    serve.add_argument("--max-pending", type=positive, default=None, metavar="N",
+                       help="calls in flight per child (default: 10000)")
+    serve.add_argument("--max-sessions", type=positive, default=10_000, metavar="N",
+                       help="2025-era sessions open at once; one more ends the least "
+                            "recently used idle one")
+    serve.add_argument("--record", metavar="PREFIX",
+                       help="write PREFIX.ERA-N.client.jsonl and .server.jsonl: every byte "
+                            "each child was sent and wrote")
+    serve.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG...]",
+                       help="the server to start and its arguments, after --")
+    serve.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, outcome: Outcome) -> int:
+    del outcome
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        return _usage("no server command (rpcline serve -- COMMAND [ARG...])")
+    hosts, origins = args.allow_host, args.allow_origin
+    if not _loopback(args.host) and (hosts is None or origins is None):
+        return _usage(f"binding {args.host} serves other machines: name the Host and Origin "
+                      "headers to accept with --allow-host and --allow-origin")
+    secrets = {}
+    for option, var in (("token", args.token_env), ("session-key", args.session_key_env)):
+        if var is not None:
+            secrets[option] = os.environ.get(var)
+            if not secrets[option]:
+                return _usage(f"--{option}-env {var}: that variable is not set or empty")
+    try:
+        import uvicorn
+    except ImportError:
+        return _usage("uvicorn is not installed: pip install 'rpcline[serve]'")
+    from rpcline import bridge, proxy
+
+    app = bridge.StdioBridge(
+        command, children=args.children, request_timeout=args.request_timeout,
+        env=args.env or (), token=secrets.get("token"), session_key=secrets.get("session-key"),
+        allowed_hosts=bridge.LOCALHOST_HOSTS if hosts is None else hosts,
+        allowed_origins=bridge.LOCALHOST_ORIGINS if origins is None else origins,
+        max_line_bytes=args.max_line_bytes or proxy.DEFAULT_MAX_LINE_BYTES,
+        max_pending=args.max_pending or proxy.DEFAULT_MAX_PENDING,
+        max_sessions=args.max_sessions, record=args.record)
+    print(f"rpcline serve: http://{args.host}:{args.port}/mcp for {' '.join(command)}",
+          file=sys.stderr, flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", lifespan="on")
+    return 0
+
+
+def _loopback(host: str) -> bool:
+    if host in LOOPBACK:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _usage(message: str) -> int:
+    print(f"rpcline serve: {message}", file=sys.stderr)
+    return 2

@@ -1,0 +1,133 @@
+"""The HTTP side of ``rpcline.bridge``: ASGI answers, and one call's response, JSON or SSE.
+
+A call's answer that comes before any progress is sent as JSON; progress first commits the
+response to a Server-Sent Events stream, the answer its last event (as the SDK's servers
+do). A client that goes away before its answer cancels the call on the child.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterable
+from typing import Final
+
+import orjson
+
+from rpcline._gateway import bridge_lines as lines
+from rpcline._gateway.guard import Receive, Scope, Send
+from rpcline._gateway.shared_child import Call, SharedChild
+
+__all__ = ("Receive", "Scope", "Send")  # the Guard's ASGI types, for the bridge too
+Headers = list[tuple[bytes, bytes]]
+
+JSON: Final = (b"content-type", b"application/json")
+SSE_HEADERS: Final = [(b"content-type", b"text/event-stream"),
+                      (b"cache-control", b"no-cache, no-transform"),
+                      (b"x-accel-buffering", b"no")]  # fmt: skip
+INVALID_REQUEST: Final = -32600
+
+
+async def respond(send: Send, status: int, body: bytes, headers: Iterable[tuple[bytes, bytes]] = (
+        JSON,)) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": list(headers)})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def refuse(send: Send, status: int, message: str, code: int = INVALID_REQUEST,
+                 headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+    """A JSON-RPC error with no id, as the SDK's transports answer an HTTP-level refusal."""
+    body = orjson.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}})
+    await respond(send, status, body, [JSON, *headers])
+
+
+def accepts(headers: Headers) -> tuple[bool, bool]:
+    """Whether the ``Accept`` header takes JSON, and Server-Sent Events (wildcards count)."""
+    value = next((v for k, v in headers if k == b"accept"), b"").decode("latin-1")
+    types = {part.split(";")[0].strip().lower() for part in value.split(",")}
+    json = bool(types & {"*/*", "application/*", "application/json"})
+    sse = bool(types & {"*/*", "text/*", "text/event-stream"})
+    return json, sse
+
+
+async def read_body(receive: Receive, limit: int) -> bytes | None:
+    """The request's body, or None when it passes ``limit`` or the client went away."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def answer_call(child: SharedChild, call: Call, receive: Receive, send: Send,
+                      headers: Headers, status_of: Callable[[bytes], int] | None,
+                      translate: Callable[[bytes], bytes] | None = None) -> None:
+    """Send ``call``'s answer as JSON, or its progress and answer as an SSE stream.
+
+    ``status_of`` maps a JSON answer to its HTTP status (the 2026-07-28 table); None: 200.
+    ``translate`` changes the answer first (a handshake-era child's, for a 2026 client).
+    """
+    watcher = asyncio.ensure_future(_until_disconnect(receive))
+    watcher.add_done_callback(lambda _: _gone(child, call))
+    try:
+        await call.wait()
+        if not call.notes:
+            answer = _final(call, translate)
+            status = 200 if status_of is None else status_of(answer)
+            await respond(send, status, answer, [JSON, *headers])
+            return
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [*SSE_HEADERS, *headers]})
+        while True:
+            events = b"".join(lines.sse_event(note) for note in call.take_notes())
+            if call.answer is not None and not call.notes:
+                await send({"type": "http.response.body",
+                            "body": events + lines.sse_event(_final(call, translate))})
+                return
+            if events:
+                await send({"type": "http.response.body", "body": events, "more_body": True})
+            await call.wait()
+    finally:
+        watcher.cancel()
+
+
+def _final(call: Call, translate: Callable[[bytes], bytes] | None) -> bytes:
+    assert call.answer is not None
+    return call.answer if translate is None or not call.answer else translate(call.answer)
+
+
+async def _until_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def _gone(child: SharedChild, call: Call) -> None:
+    """The client left before its answer: the child is told (``notifications/cancelled``)."""
+    if call.answer is None:
+        child.cancel(call, "the client closed its response stream")
+        call.finish(b"")  # nobody reads it; ends the wait
+
+
+async def stream(mailbox: Call, receive: Receive, send: Send, headers: Headers) -> None:
+    """A session's GET stream: its notifications as they come, until the client leaves."""
+    await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *headers]})
+    watcher = asyncio.ensure_future(_until_disconnect(receive))
+    watcher.add_done_callback(lambda _: mailbox.finish(b""))
+    try:
+        while mailbox.answer is None:
+            await mailbox.wait()
+            events = b"".join(lines.sse_event(note) for note in mailbox.take_notes())
+            if events:
+                await send({"type": "http.response.body", "body": events, "more_body": True})
+        with contextlib.suppress(OSError):
+            await send({"type": "http.response.body", "body": b""})
+    finally:
+        watcher.cancel()

@@ -1,0 +1,135 @@
+"""The lines ``rpcline.bridge`` makes or changes itself: everything else is forwarded as bytes.
+
+A request is written to a shared child with an id of the child's own (``Route.with_id``,
+spliced, not re-encoded). Only a request that asks for progress is decoded and re-encoded:
+its ``params._meta.progressToken`` must be unique on the child too, or two callers' progress
+would be told apart by nothing. The rest are the bridge's own lines: answers to what a
+shared child cannot ask a caller, cancellations, its own handshake.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import orjson
+
+import rpcline
+from rpcline._gateway.pending import request_id
+
+METHOD_NOT_FOUND: Final = -32601
+PROGRESS: Final = "notifications/progress"
+PROGRESS_TOKEN: Final = b'"progressToken"'
+# What the 2026-07-28 wire answers with which HTTP status (the SDK's ERROR_CODE_HTTP_STATUS).
+ERROR_STATUS: Final = {-32700: 400, -32600: 400, -32602: 400, -32020: 400, -32021: 400,
+                       -32022: 400, -32601: 404}  # fmt: skip
+SHARED: Final = ("rpcline serve shares this server among its clients: it cannot tell which "
+                 "client to ask")
+
+
+def with_child_ids(r: rpcline.Route, child_id: int) -> tuple[bytes, Any]:
+    """The request's line for the child, and the caller's progress token (or None).
+
+    A token the caller chose is replaced by ``child_id``: the child's progress for it then
+    names the call it belongs to. A line whose ``_meta`` cannot be read as orjson reads
+    JSON (an integer past 64 bits, say) keeps its own token and gets no progress routed.
+    """
+    line = r.line
+    assert type(line) is bytes
+    if PROGRESS_TOKEN in line:
+        try:
+            message = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            message = None
+        meta = message.get("params", {}).get("_meta") if type(message) is dict else None
+        if type(meta) is dict and request_id(meta.get("progressToken")) is not None:
+            token = meta["progressToken"]
+            meta["progressToken"] = child_id
+            message["id"] = child_id
+            return orjson.dumps(message), token
+    return r.with_id(child_id), None
+
+
+def param(line: bytes, name: str) -> Any:
+    """``params[name]`` of a (small) line, or None."""
+    try:
+        params = orjson.loads(line).get("params")
+    except (orjson.JSONDecodeError, AttributeError):
+        return None
+    return params.get(name) if type(params) is dict else None
+
+
+def progress_token(line: bytes) -> Any:
+    """The ``progressToken`` of a child's ``notifications/progress`` (an int or str), or None."""
+    return request_id(param(line, "progressToken"))
+
+
+def with_token(line: bytes, token: Any) -> bytes:
+    """A child's progress notification with the caller's own token put back."""
+    message = orjson.loads(line)
+    message["params"]["progressToken"] = token
+    return orjson.dumps(message)
+
+
+def cancelled(child_id: int, reason: str) -> bytes:
+    """The ``notifications/cancelled`` that tells a child its caller no longer waits."""
+    return orjson.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                         "params": {"requestId": child_id, "reason": reason}})
+
+
+def cancelled_request(line: bytes) -> Any:
+    """The ``requestId`` a caller's ``notifications/cancelled`` names, or None."""
+    return request_id(param(line, "requestId"))
+
+
+def answer_child_request(r: rpcline.Route) -> bytes:
+    """What the bridge answers a shared child's own request: ``ping`` is answered, any
+    other (sampling, elicitation, roots) is -32601, as no caller can be asked."""
+    if r.method == "ping":
+        return orjson.dumps({"jsonrpc": "2.0", "id": r.id, "result": {}})
+    return orjson.dumps({"jsonrpc": "2.0", "id": r.id, "error": {
+        "code": METHOD_NOT_FOUND, "message": f"Method not found: {r.method}", "data": SHARED}})
+
+
+def request(child_id: int, method: str, params: dict[str, Any]) -> bytes:
+    """A request of the bridge's own (its handshake with a child)."""
+    return orjson.dumps({"jsonrpc": "2.0", "id": child_id, "method": method, "params": params})
+
+
+def result(id: rpcline.RequestId | None, value: Any) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "id": id, "result": value})
+
+
+def error(id: rpcline.RequestId | None, code: int, message: str) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+
+
+def notification(method: str, params: dict[str, Any] | None = None) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return orjson.dumps(message)
+
+
+def error_status(r: rpcline.Route) -> int:
+    """The HTTP status of a 2026-07-28 answer sent as JSON: 200, or the error's table entry."""
+    span = r.error_span
+    if span is None:
+        return 200
+    line = r.line
+    assert type(line) is bytes
+    try:
+        error = orjson.loads(line[span[0]:span[1]])
+    except orjson.JSONDecodeError:
+        return 200
+    code = error.get("code") if type(error) is dict else None
+    return ERROR_STATUS.get(code, 200) if type(code) is int else 200
+
+
+def sse_event(line: bytes) -> bytes:
+    """One line as a Server-Sent Events ``message`` event, as the SDK frames them.
+
+    JSON may hold a raw CR as whitespace between tokens, which SSE reads as a line's end;
+    inside a string it would be invalid JSON, so each one is whitespace: a space does."""
+    if b"\r" in line:
+        line = line.replace(b"\r", b" ")
+    return b"event: message\r\ndata: " + line + b"\r\n\r\n"

@@ -1,0 +1,129 @@
+"""The 2025-era sessions of ``rpcline.bridge``, and what a shared child's notifications
+concern: each session sees what a child of its own would send it, as far as docs/serve.md
+says.
+
+- ``list_changed`` goes to every session; ``notifications/resources/updated`` to the
+  sessions subscribed to its ``uri``; ``notifications/message`` to each session at or above
+  the level it set (``logging/setLevel`` is answered by the bridge, which keeps the child
+  at the most verbose level any session asked for); anything else to every session.
+- Progress goes to the call whose token it names (``child``), never here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import Any, Final
+
+from rpcline._gateway.bridge_lines import param
+from rpcline._gateway.shared_child import Call
+
+ENDED_KEPT: Final = 100_000  # ended ids a keyed bridge remembers, to refuse them again
+LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+class Session:
+    """One ``Mcp-Session-Id``: its GET stream's mailbox, its calls, what it asked for."""
+
+    __slots__ = ("id", "mailbox", "streaming", "calls", "subscriptions", "level")
+
+    def __init__(self, id: str) -> None:
+        self.id = id
+        self.mailbox = Call(None)  # notifications for its GET stream, bounded as progress is
+        self.streaming = False  # a GET stream is open (one at most, as the SDK allows)
+        self.calls: dict[Any, Call] = {}  # in flight, by the session's own id
+        self.subscriptions: set[str] = set()
+        self.level: str | None = None  # None: every log message
+
+    def wants_log(self, level: object) -> bool:
+        if self.level is None or level not in LEVELS:
+            return True
+        return LEVELS.index(level) >= LEVELS.index(self.level)
+
+
+class Sessions:
+    """Every open 2025-era session, and the subscriptions and log levels they share.
+
+    With a ``key``, a session id carries its own signature (HMAC-SHA256), so every bridge
+    sharing the key takes a session another one opened: a load balancer may then send a
+    session wherever a hash of its id says, from its second request on. Without one, an
+    id this bridge did not give out is unknown (404), as in the SDK.
+
+    At most ``limit`` sessions are open: one more ends the session used least recently
+    that has no GET stream and no call in flight (its client gets 404 and opens a new one,
+    as the spec says), so sessions opened and abandoned cost a bounded amount of memory.
+    """
+
+    def __init__(self, key: bytes | None = None, limit: int = 10_000) -> None:
+        self.key = key
+        self.limit = limit
+        self.open: OrderedDict[str, Session] = OrderedDict()  # least recently used first
+        self.ended: OrderedDict[str, None] = OrderedDict()
+        self.opened = 0  # sessions opened here, in all
+
+    def new(self) -> Session | None:
+        """A new session, or None when ``limit`` are open and every one is in use."""
+        if len(self.open) >= self.limit and not self._evict():
+            return None
+        id = secrets.token_hex(16)
+        if self.key is not None:
+            id = f"{id}.{self._signature(id)}"
+        session = self.open[id] = Session(id)
+        self.opened += 1
+        return session
+
+    def find(self, id: str) -> Session | None:
+        """The open session ``id``, or one another bridge with the key opened."""
+        session = self.open.get(id)
+        if session is not None:
+            self.open.move_to_end(id)
+        elif self.key is not None and id not in self.ended:
+            nonce, _, signature = id.partition(".")
+            if hmac.compare_digest(signature, self._signature(nonce)):
+                if len(self.open) < self.limit or self._evict():
+                    session = self.open[id] = Session(id)
+        return session
+
+    def _evict(self) -> bool:
+        """End the least recently used idle session; whether there was one."""
+        for session in self.open.values():
+            if not session.streaming and not session.calls:
+                self.close(session)
+                return True
+        return False
+
+    def close(self, session: Session) -> None:
+        self.open.pop(session.id, None)
+        session.mailbox.finish(b"")
+        if self.key is not None:
+            self.ended[session.id] = None
+            if len(self.ended) > ENDED_KEPT:
+                self.ended.popitem(last=False)
+
+    def _signature(self, nonce: str) -> str:
+        assert self.key is not None
+        return hmac.new(self.key, nonce.encode(), hashlib.sha256).hexdigest()
+
+    def subscribed(self, uri: str) -> bool:
+        """Whether any session is subscribed to ``uri``."""
+        return any(uri in s.subscriptions for s in self.open.values())
+
+    def child_level(self) -> str | None:
+        """The most verbose level any session asked for (None: none asked)."""
+        asked = [LEVELS.index(s.level) for s in self.open.values() if s.level is not None]
+        return LEVELS[min(asked)] if asked else None
+
+    def deliver(self, method: str, line: bytes) -> None:
+        """A child's notification to the sessions it concerns."""
+        targets: Iterable[Session] = self.open.values()
+        if method == "notifications/resources/updated":
+            uri = param(line, "uri")
+            targets = [s for s in targets if uri in s.subscriptions]
+        elif method == "notifications/message":
+            level = param(line, "level")
+            targets = [s for s in targets if s.wants_log(level)]
+        for session in targets:
+            session.mailbox.note(line)

@@ -1,0 +1,74 @@
+"""The children of one protocol era: started when first needed, prepared, restarted.
+
+A stdio child speaks the era of its first message for good (the SDK's
+``serve_dual_era_loop``), so a bridge keeps one pool per era. A handshake-era child is
+initialized once by the bridge itself (``prepare``); its result answers every session's
+``initialize``. Calls go to the running child with the fewest in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Final
+
+import rpcline
+from rpcline._gateway.shared_child import Limits, SharedChild
+
+HANDSHAKE_TIMEOUT: Final = 30.0  # seconds a child has to answer the bridge's own handshake
+
+
+class Pool:
+    def __init__(self, era: str, command: Sequence[str], size: int, *, limits: Limits,
+                 env: dict[str, str] | None, cwd: str | None, log: Callable[[str], None],
+                 on_notification: Callable[[SharedChild, rpcline.Route], None],
+                 prepare: Callable[[SharedChild], Awaitable[None]] | None = None,
+                 record: str | None = None) -> None:
+        self.era = era
+        self.log = log
+        self.prepare = prepare
+        self.children = [SharedChild(f"{era}-{n}", command, limits=limits, env=env, cwd=cwd, log=log,
+                               on_notification=on_notification, record=record)
+                         for n in range(1, size + 1)]  # fmt: skip
+        self._starting: dict[SharedChild, asyncio.Task[None]] = {}
+
+    async def pick(self) -> SharedChild:
+        """The running child with the fewest calls in flight; every child that is down and
+        past its backoff is started first. With none running, the one to restart soonest
+        (its ``forward`` then answers why)."""
+        best: SharedChild | None = None
+        for child in self.children:
+            if child.running and child not in self._starting:
+                if best is None or len(child.calls) < len(best.calls):
+                    best = child
+            elif child not in self._starting and child.restart_in() == 0:
+                self._starting[child] = asyncio.create_task(self._start(child))
+        if best is not None:
+            return best
+        if self._starting:
+            await asyncio.wait(set(self._starting.values()), return_when=asyncio.FIRST_COMPLETED)
+            return await self.pick()
+        return min(self.children, key=SharedChild.restart_in)
+
+    async def _start(self, child: SharedChild) -> None:
+        try:
+            await child.start()
+            if self.prepare is not None:
+                await self.prepare(child)
+        except OSError as error:
+            self.log(f"{child.name}: cannot run the command: {error.strerror or error}")
+        except Exception as error:  # a handshake refused or unanswered: the child is no use
+            self.log(f"{child.name}: {error}; stopping it")
+            child.gone = str(error)
+            await child.stop(grace=0)
+        finally:
+            del self._starting[child]
+
+    async def stop(self) -> None:
+        for task in list(self._starting.values()):
+            task.cancel()
+        await asyncio.gather(*(child.stop() for child in self.children))
+
+    @property
+    def in_flight(self) -> int:
+        return sum(len(child.calls) for child in self.children)
