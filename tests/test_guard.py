@@ -8,6 +8,7 @@ front of the official SDK's server under uvicorn.
 from __future__ import annotations
 
 import json
+import sys
 import tracemalloc
 import warnings
 from types import ModuleType
@@ -18,10 +19,10 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+import rpcline
 from rpcline import http
-
-from rpcline._gateway import guard
 from rpcline._core.http_schema import ParamHeaders
+from rpcline._gateway import guard
 
 V = "2026-07-28"
 META = {
@@ -334,6 +335,43 @@ def test_an_accepted_body_is_replayed_once_then_the_real_stream(guard_impl: Modu
     assert app.read == [{"type": "http.request", "body": data, "more_body": False},
                         {"type": "http.disconnect"}, {"type": "http.disconnect"}]  # fmt: skip
     assert client.received == len(chunks(data, 5)) + 2  # after the replay: the real receive
+
+
+def test_the_verdict_is_handed_on_in_the_scope(guard_impl: ModuleType) -> None:
+    # The app finds what the Guard decided, the body's Route with it: it need not read
+    # and classify the body again (the bridge does not).
+    data = body(name="add", arguments={"a": 1, "b": 2})
+    app = App()
+    call(http.Guard(app), scope_for(modern()), chunks(data, 5))
+    verdict = app.calls[0][0]["rpcline.verdict"]
+    assert isinstance(verdict, guard_impl.Verdict) and verdict.status == 200
+    assert (verdict.route.kind, verdict.route.id, verdict.route.method) == ("request", 7,
+                                                                            "tools/call")
+    assert verdict.route.line == data and verdict.name == "add"
+
+
+def test_the_bridge_classifies_a_2026_post_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Behind its Guard, the bridge takes the body's Route from the verdict: it neither
+    # reads the body again nor routes it (rpcline.route is the bridge's way to route).
+    from rpcline.bridge import StdioBridge
+
+    def routed_again(line: object) -> None:
+        raise AssertionError(f"the bridge routed {line!r} again")
+
+    monkeypatch.setattr(rpcline, "route", routed_again)
+    data = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                         "params": {"requestId": 1, "_meta": META}})  # fmt: skip
+    headers = [*modern("notifications/cancelled", None), (b"accept", b"application/json")]
+    bridge = StdioBridge([sys.executable, "-c", "pass"])  # never started: nothing to forward
+    client = call(bridge, scope_for(headers), chunks(data, 4))  # type: ignore[arg-type]
+    assert client.status == 202 and client.received == len(chunks(data, 4))
+
+
+@pytest.mark.parametrize(("headers", "method"), [([], "POST"), (modern(), "GET")])
+def test_no_verdict_for_what_the_guard_does_not_read(headers: list, method: str) -> None:
+    app = App(reads=0)
+    call(http.Guard(app), scope_for(headers, method), [])
+    assert "rpcline.verdict" not in app.calls[0][0]
 
 
 def test_a_notification_reaches_the_app(guard_impl: ModuleType) -> None:

@@ -148,7 +148,7 @@ def test_release_builds_leave_cflags_to_setup_py():
 def test_cython_modules_do_not_claim_free_threading():
     # README, Installation: orjson has no free-threaded build, and StreamParser keeps
     # unsynchronised per-instance state, so neither module may declare itself compatible.
-    sources = sorted((ROOT / "src" / "rpcline").glob("*.pyx"))
+    sources = sorted((ROOT / "src" / "rpcline").rglob("*.pyx"))
     if not sources:
         pytest.skip("the Cython sources are not beside the tests")
     for source in sources:

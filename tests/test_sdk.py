@@ -236,7 +236,7 @@ def test_an_encoding_bytes_cannot_frame_is_left_to_the_sdk_s_transport(monkeypat
 def lines(impl: ModuleType, monkeypatch: pytest.MonkeyPatch) -> sdk_lines.Lines:
     """``Lines`` reading through the implementation under test (route and its prefix scan)."""
     routes = import_module(impl.__name__.replace(".message_", ".route_"))
-    monkeypatch.setattr(rpcline, "route", routes.route)
+    monkeypatch.setattr(sdk_lines, "route", routes.route)
     monkeypatch.setattr(relay_lines, "prefix_refusal", routes.prefix_refusal)
     monkeypatch.setattr(relay_lines, "ParseError", impl.ParseError)
     in_flight = sdk_lines.InFlight(16)

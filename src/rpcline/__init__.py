@@ -3,21 +3,16 @@
 ``parse(line)`` returns a ``Request``, a ``Notification``, a ``ClientResponse`` or a
 ``Refused`` carrying the protocol error to answer with. The Cython core is used when it
 was built; ``RPCLINE_NO_EXTENSIONS=1`` (or a missing extension) selects the pure-Python
-twin, which behaves identically.
+twin, which behaves identically (``rpcline._core`` makes that choice, once).
 """
 
 from __future__ import annotations
 
-import os as _os
 from importlib import import_module as _import_module
-
-from rpcline._core.shared import RequestId
 
 # typing's TYPE_CHECKING without importing typing (orjson does not, and `import rpcline`
 # stays within 1.5x `import orjson`); mypy gives this name the same meaning.
 TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Literal, TypeAlias
 
 __all__ = (
     "IMPLEMENTATION",
@@ -41,72 +36,26 @@ __all__ = (
     "route",
 )
 
+from rpcline._core import IMPLEMENTATION as IMPLEMENTATION
+from rpcline._core.message import (
+    ClientResponse,
+    Incoming,
+    InvalidParams,
+    InvalidRequest,
+    Notification,
+    ParseError,
+    ProtocolError,
+    Refused,
+    Request,
+    error_response,
+    id_json,
+    parse,
+)
+from rpcline._core.readers import read_messages
+from rpcline._core.route import Route, route
+from rpcline._core.shared import RequestId
+from rpcline._core.stream import StreamParser, parse_lines
 from rpcline._version import __version__ as __version__
-
-_NO_EXTENSIONS = bool(_os.environ.get("RPCLINE_NO_EXTENSIONS"))
-
-IMPLEMENTATION: Literal["cython", "python"]
-
-if TYPE_CHECKING or _NO_EXTENSIONS:
-    from rpcline._core.message_py import (
-        ClientResponse,
-        InvalidParams,
-        InvalidRequest,
-        Notification,
-        ParseError,
-        ProtocolError,
-        Refused,
-        Request,
-        error_response,
-        id_json,
-        parse,
-    )
-    from rpcline._core.route_py import Route, route
-    from rpcline._core.stream_py import StreamParser, parse_lines
-
-    IMPLEMENTATION = "python"
-else:
-    try:
-        from rpcline._core.message_c import (
-            ClientResponse,
-            InvalidParams,
-            InvalidRequest,
-            Notification,
-            ParseError,
-            ProtocolError,
-            Refused,
-            Request,
-            error_response,
-            id_json,
-            parse,
-        )
-        from rpcline._core.route_c import Route, route
-        from rpcline._core.stream_c import StreamParser, parse_lines
-
-        IMPLEMENTATION = "cython"
-    except ImportError:  # pragma: no cover - the extension was not built here
-        from rpcline._core.message_py import (
-            ClientResponse,
-            InvalidParams,
-            InvalidRequest,
-            Notification,
-            ParseError,
-            ProtocolError,
-            Refused,
-            Request,
-            error_response,
-            id_json,
-            parse,
-        )
-        from rpcline._core.route_py import Route, route
-        from rpcline._core.stream_py import StreamParser, parse_lines
-
-        IMPLEMENTATION = "python"
-
-# The union of the classes in use, so isinstance() accepts what parse returns.
-Incoming: TypeAlias = Request | Notification | ClientResponse | Refused
-
-from rpcline._core.readers import read_messages  # noqa: E402  (built on StreamParser above)
 
 # Submodules with their own dependencies or import cost, imported on first attribute
 # access (PEP 562): ``import rpcline`` stays cheap, ``rpcline.aio.messages`` just works.

@@ -24,14 +24,14 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 import rpcline
+from rpcline import http
 from rpcline._gateway import bridge_eras as eras
 from rpcline._gateway import bridge_lines as lines
-from rpcline import http
-from rpcline._gateway.bridge_http import (JSON, Headers, Receive, Scope, Send, accepts, answer_call,
-                                          read_body, refuse, respond, stream)
+from rpcline._gateway.asgi import (HANDSHAKE_PROTOCOL_VERSIONS, MAX_BODY_BYTES, TOO_LARGE, VERDICT,
+                                   Receive, Scope, Send, is_modern, read_body, respond)
+from rpcline._gateway.bridge_http import JSON, Headers, accepts, answer_call, refuse, stream
 from rpcline._gateway.bridge_sessions import LEVELS, Session, Sessions, param
 from rpcline._gateway.child import child_environment
-from rpcline._gateway.guard import HANDSHAKE_PROTOCOL_VERSIONS, _modern
 from rpcline._gateway.pool import HANDSHAKE_TIMEOUT, Pool
 from rpcline._gateway.relay_types import (
     DEFAULT_KILL_AFTER, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES)
@@ -82,7 +82,7 @@ class StdioBridge:
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         max_pending: int = DEFAULT_MAX_PENDING,
         max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
-        max_body_bytes: int = 4 * 1024 * 1024,
+        max_body_bytes: int = MAX_BODY_BYTES,
         kill_after: float = DEFAULT_KILL_AFTER,
         record: str | None = None,
         log: Callable[[str], None] | None = None,
@@ -166,8 +166,8 @@ class StdioBridge:
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = scope["headers"]
-        if _modern(headers):
-            return await self._modern(scope["method"], headers, receive, send)
+        if is_modern(headers):
+            return await self._modern(scope, receive, send)
         session_id = next((v for k, v in headers if k == SESSION_HEADER), None)
         session = None
         if session_id is not None:
@@ -189,15 +189,13 @@ class StdioBridge:
 
     # --- 2026-07-28: one request, one answer ------------------------------------------------------
 
-    async def _modern(self, method: str, headers: Headers, receive: Receive, send: Send) -> None:
-        if method != "POST":
+    async def _modern(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST":
             return await respond(send, 405, b"", [(b"allow", b"POST")])
-        if not accepts(headers)[0]:
+        if not accepts(scope["headers"])[0]:
             return await respond(send, 406, b"", [])
-        body = await read_body(receive, self.max_body_bytes)  # the Guard's, replayed
-        if body is None:
-            return None
-        r = rpcline.route(body)  # the Guard checked it: a request or a notification
+        # The Guard read the body and checked it: a request or a notification, routed once.
+        r = scope[VERDICT].route
         if r.kind != "request":
             return await respond(send, 202, b"", [])
         if not self.handshake_only:
@@ -221,10 +219,10 @@ class StdioBridge:
         """A 2026-07-28 request for a handshake-era server (``bridge_eras``)."""
         assert r.id is not None and r.method is not None
         if r.method in eras.UNTRANSLATED:
-            return await respond(send, 404, eras.untranslated(r.id, r.method))
+            return await respond(send, 404, eras.untranslated(r.id, r.method), [JSON])
         child = await self.legacy.pick()
         if r.method == "server/discover" and self.initialized is not None:
-            return await respond(send, 200, eras.discover_result(self.initialized, r.id))
+            return await respond(send, 200, eras.discover_result(self.initialized, r.id), [JSON])
         method = r.method
         await self._call(child, r, receive, send, [], self._modern_status,
                          translate=lambda answer: eras.completed(answer, method))
@@ -246,12 +244,16 @@ class StdioBridge:
             return await refuse(send, 406, "Not Acceptable: Client must accept both "
                                 "application/json and text/event-stream")
         body = await read_body(receive, self.max_body_bytes)
-        if body is None:
+        if body is None:  # the client went away
+            return None
+        if body is TOO_LARGE:
             return await refuse(send, 413, "Request body too large")
+        assert isinstance(body, bytes)
         r = rpcline.route(body)
         if r.kind == "refused":
             assert r.error is not None
-            return await respond(send, 400, rpcline.error_response(rpcline.Refused(r.id, r.error)))
+            refused = rpcline.error_response(rpcline.Refused(r.id, r.error))
+            return await respond(send, 400, refused, [JSON])
         if session is None:
             if r.method != "initialize" or r.kind != "request":
                 return await refuse(send, 400, "Bad Request: Missing session ID")
@@ -285,7 +287,7 @@ class StdioBridge:
         child = await self.legacy.pick()
         if self.initialized is None:
             message = child.gone or "the server did not answer the handshake"
-            return await respond(send, 200, failure(r.id, "Connection closed", message))
+            return await respond(send, 200, failure(r.id, "Connection closed", message), [JSON])
         session = self.sessions.new()
         if session is None:
             return await refuse(send, 503, "Too many open sessions", code=-32603)

@@ -12,11 +12,11 @@ result. ``Guard`` is the ASGI middleware that puts the ladder in front of an app
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from rpcline import IMPLEMENTATION as _IMPLEMENTATION
-from rpcline._gateway.guard import Guard, param_headers
+# The implementation rpcline itself picked (rpcline._core): the verdict's route and errors
+# are the classes rpcline exports (isinstance(verdict.error, rpcline.ProtocolError) holds).
+from rpcline._core.http import HeaderMismatch, UnsupportedProtocolVersion, Verdict, check_request
 from rpcline._core.http_schema import ParamHeaders
+from rpcline._gateway.guard import Guard, param_headers
 
 __all__ = (
     "Guard",
@@ -32,20 +32,3 @@ __all__ = (
 def __dir__() -> list[str]:
     """The public names only, as ``dir(rpcline)`` gives them (imports stay out of sight)."""
     return sorted(__all__)
-
-# The implementation rpcline itself picked: the verdict's route and errors are then the
-# classes rpcline exports (isinstance(verdict.error, rpcline.ProtocolError) holds).
-if TYPE_CHECKING or _IMPLEMENTATION == "python":
-    from rpcline._core.http_py import (
-        HeaderMismatch,
-        UnsupportedProtocolVersion,
-        Verdict,
-        check_request,
-    )
-else:
-    from rpcline._core.http_c import (
-        HeaderMismatch,
-        UnsupportedProtocolVersion,
-        Verdict,
-        check_request,
-    )

@@ -39,7 +39,8 @@ from rpcline._gateway import stdio as _stdio
 from rpcline._gateway.relay_types import (
     DEFAULT_KILL_AFTER, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES,
     Reader, Summary, Writer)
-from rpcline._gateway.relay import _Recorder, _Session, record_paths
+from rpcline._gateway.record import Recorder, record_paths
+from rpcline._gateway.relay import RelaySession
 
 __all__ = ("DEFAULT_KILL_AFTER", "DEFAULT_MAX_LINE_BYTES", "DEFAULT_MAX_PENDING",
            "DEFAULT_MAX_PENDING_BYTES", "Reader", "Summary", "Writer", "close_stdio",
@@ -84,9 +85,10 @@ async def relay(
     loop = asyncio.get_running_loop()
     summary = Summary()
     log = log or _stderr
-    with _Recorder(record, log) as recorder:
-        session = _Session(command, reader, writer, max_line_bytes, max_pending,
-                           max_pending_bytes, drain_timeout, kill_after, log, summary, recorder)
+    with Recorder(record, log) as recorder:
+        session = RelaySession(command, reader, writer, max_line_bytes, max_pending,
+                               max_pending_bytes, drain_timeout, kill_after, log, summary,
+                               recorder)
         await session.child.start()
         for signum in forward_signals:
             loop.add_signal_handler(signum, session.forward_signal, signum)

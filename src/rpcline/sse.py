@@ -13,10 +13,8 @@ Cython core is used when the rest of the package uses it (``rpcline.IMPLEMENTATI
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from rpcline import IMPLEMENTATION
-from rpcline._core.sse_py import DEFAULT_MAX_EVENT_BYTES, encode
+from rpcline._core.sse import Event, EventStreamParser
+from rpcline._core.sse_shared import DEFAULT_MAX_EVENT_BYTES, encode
 
 __all__ = ("DEFAULT_MAX_EVENT_BYTES", "Event", "EventStreamParser", "encode")
 
@@ -24,11 +22,3 @@ __all__ = ("DEFAULT_MAX_EVENT_BYTES", "Event", "EventStreamParser", "encode")
 def __dir__() -> list[str]:
     """The public names only, as ``dir(rpcline)`` gives them (imports stay out of sight)."""
     return sorted(__all__)
-
-if TYPE_CHECKING or IMPLEMENTATION == "python":
-    from rpcline._core.sse_py import Event, EventStreamParser
-else:
-    try:
-        from rpcline._core.sse_c import Event, EventStreamParser
-    except ImportError:  # pragma: no cover - the extension was not built here
-        from rpcline._core.sse_py import Event, EventStreamParser

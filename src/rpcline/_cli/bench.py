@@ -12,7 +12,6 @@ import orjson
 
 import rpcline
 from rpcline import corpus
-from rpcline._core import message_py
 from rpcline._cli.rounds import Timing, interleaved
 from rpcline._build_info import describe
 from rpcline._cli.inputs import STDIN, Source, display, hint_once, progress_bar, sources
@@ -125,6 +124,8 @@ def run_bench(args: argparse.Namespace, outcome: Outcome) -> int:
         f"rpcline.route ({rpcline.IMPLEMENTATION})": rpcline.route,  # no params/result decoded
     }
     if rpcline.IMPLEMENTATION != "python":
+        from rpcline._core import message_py  # measured here only: `rpcline check` loads no twin
+
         contenders["rpcline.parse (python twin)"] = message_py.parse
     passes = (args.rounds + 1) * len(contenders)  # one warm-up round, then the timed ones
     with progress_bar(passes, "measuring", unit="pass") as bar:

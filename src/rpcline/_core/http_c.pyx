@@ -20,10 +20,9 @@ from libc.string cimport memchr, memcmp, strchr
 
 import orjson
 
-from rpcline._core.http_py import (
+from rpcline._core.http_shared import (
     ACCEPTED,
     BAD_REQUEST,
-    CAPABILITIES_KEY,
     DUPLICATED,
     METHOD_HEADER,
     METHOD_MISMATCH,
@@ -36,12 +35,13 @@ from rpcline._core.http_py import (
     POSTED_RESPONSE,
     ROUTING_HEADERS,
     UNSUPPORTED,
+    VERSIONS,
     VERSION_HEADER,
-    VERSION_KEY,
     VERSION_MISMATCH,
     VERSION_NOT_STRING,
-    VERSIONS,
 )
+from rpcline._core.shared import (BAD_PARAMS, BATCHING, CAPABILITIES_KEY, NOT_AN_OBJECT,
+                                  VERSION_KEY)
 from rpcline._core.http_schema import (
     ABSENT, UNRENDERABLE, ParamHeaders, compiled, decode_header_value, json_text, strings,
     tools_mapping,
@@ -55,7 +55,6 @@ from rpcline._core.scan_c cimport (
 )
 
 from rpcline._core.message_c import InvalidParams, InvalidRequest, ParseError
-from rpcline._core.message_py import BAD_PARAMS, BATCHING, NOT_AN_OBJECT
 
 from collections.abc import Mapping
 from inspect import Parameter, Signature  # importlib.metadata loads inspect anyway

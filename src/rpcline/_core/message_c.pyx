@@ -29,6 +29,7 @@ from rpcline._core.shared import (
     STRAY_REASONS,
     UNEXPECTED_CHARACTER,
     bind,
+    utf8_reason,
     wrong_type,
 )
 
@@ -381,9 +382,6 @@ cdef str _decode_reason(object line, object error):
     UTF-8: orjson says "surrogates not allowed" for any bad byte, and names no offset."""
     cdef str reason = str(error)
     if reason.startswith(NOT_UTF8):
-        # The twin's function, imported on this error path only: `import rpcline` on the
-        # core loads no pure-Python scanner (issue 26's import cost).
-        from rpcline._core.scan_py import utf8_reason
         return utf8_reason(line) or reason
     return reason
 

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeAlias
 
 import orjson
 
-from rpcline._core.scan_py import utf8_reason
 from rpcline._core.shared import (
     BAD_ID,
     BAD_JSONRPC,
@@ -25,6 +24,7 @@ from rpcline._core.shared import (
     NOT_UTF8,
     RequestId,
     bind,
+    utf8_reason,
     wrong_type,
 )
 

@@ -11,14 +11,15 @@ import os
 import select
 from collections.abc import Callable, Iterator
 
-import rpcline
 from rpcline._core.shared import DEFAULT_MAX_LINE_BYTES
+from rpcline._core.stream import StreamParser
 
 TYPE_CHECKING = False  # typing's, without importing typing (see rpcline/__init__.py)
 if TYPE_CHECKING:
     from typing import Any, BinaryIO, Final, TypeVar, overload
 
-    from rpcline import Incoming, Refused, Route, StreamParser
+    from rpcline._core.message import Incoming, Refused
+    from rpcline._core.route import Route
 
     R = TypeVar("R")
 else:
@@ -75,8 +76,8 @@ def stream_parser(
 ) -> StreamParser[Any]:
     """The readers' parser: the implementation's ``parse`` unless told another classify."""
     if classify is None:
-        return rpcline.StreamParser(max_line_bytes)
-    return rpcline.StreamParser(max_line_bytes, classify=classify)
+        return StreamParser(max_line_bytes)
+    return StreamParser(max_line_bytes, classify=classify)
 
 
 def _messages(file: BinaryIO, parser: StreamParser[Any], chunk_bytes: int) -> Iterator[Any]:

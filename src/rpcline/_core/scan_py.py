@@ -39,7 +39,6 @@ from rpcline._core.shared import (
     INT_MAX,
     INT_MIN,
     MAX_DEPTH,
-    STR_SURROGATE,
     UNEXPECTED_REASONS,
     VERSION_KEY,
     RequestId,
@@ -610,24 +609,3 @@ def _prefix_scan(data: Data, cut: bool) -> tuple[RequestId | None, _Scan]:
     if s.id_value == V_INTEGER:
         return _integer(s, s.id), s
     return None, s
-
-
-def utf8_reason(line: str | bytes | bytearray | memoryview) -> str | None:
-    """The reason ``route`` gives for the line's first text that is not UTF-8, or ``None``.
-
-    ``parse`` asks for it when the decoder refuses a line as not UTF-8 (orjson's message
-    names neither the offset nor the fault), so both name the same byte in the same words.
-    """
-    if isinstance(line, str):
-        try:
-            line.encode()
-        except UnicodeEncodeError as error:
-            return STR_SURROGATE.format(error.start)
-        return None
-    data = bytes(line)
-    for run in _NON_ASCII.finditer(data):
-        try:
-            _utf8(data, run.start())
-        except _Invalid as error:
-            return _reason(error)
-    return None

@@ -123,6 +123,29 @@ ERROR_TEXTS: Final = (
 # A log line on stdout is refused at its first byte: those reasons are ready.
 UNEXPECTED_REASONS: Final = tuple(f"unexpected character at byte {i}" for i in range(64))
 STR_SURROGATE: Final = "str is not valid UTF-8: a surrogate at char {}"
+
+
+def utf8_reason(line: str | bytes | bytearray | memoryview) -> str | None:
+    """The reason ``route`` gives for the line's first text that is not UTF-8, or ``None``.
+
+    ``parse`` asks for it when the decoder refuses a line as not UTF-8 (orjson's message
+    names neither the offset nor the fault), so both name the same byte in the same words:
+    Python's strict decoder refuses what orjson refuses (overlong forms, surrogates, code
+    points above U+10FFFF) and starts its error where the scanner's check stops.
+    """
+    if isinstance(line, str):
+        try:
+            line.encode()
+        except UnicodeEncodeError as error:
+            return STR_SURROGATE.format(error.start)
+        return None
+    try:
+        bytes(line).decode()
+    except UnicodeDecodeError as error:
+        return f"{ERROR_TEXTS[E_UTF8]} at byte {error.start}"
+    return None
+
+
 # A cut can leave a token unfinished where the scanner sees it as an error, not as the
 # end: an escaped surrogate pair (``\\ud83d\\ude00``) is 12 bytes, a UTF-8 sequence 4.
 CUT_TOLERANCE: Final = 12

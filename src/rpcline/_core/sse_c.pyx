@@ -26,7 +26,7 @@ from rpcline._core.route_c cimport _refusal
 from rpcline._core.scan_c cimport _prefix_id
 from rpcline._core.route_c import Route, route
 
-from rpcline._core.sse_py import DATA_PREFIX, DEFAULT_MAX_EVENT_BYTES, EVENT_TOO_LONG, encode
+from rpcline._core.sse_shared import DATA_PREFIX, DEFAULT_MAX_EVENT_BYTES, EVENT_TOO_LONG, encode
 from rpcline._core.shared import REENTERED, bind_parser
 
 cdef extern from "Python.h":

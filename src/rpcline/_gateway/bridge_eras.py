@@ -20,13 +20,15 @@ from typing import Any, Final
 
 import orjson
 
-import rpcline
+from rpcline._core.route import Route, route
+from rpcline._core.shared import RequestId
+from rpcline._version import __version__
 from rpcline._gateway.bridge_lines import error
 
 V2026: Final = "2026-07-28"
 PROBE_PARAMS: Final = {"_meta": {
     "io.modelcontextprotocol/protocolVersion": V2026,
-    "io.modelcontextprotocol/clientInfo": {"name": "rpcline-serve", "version": rpcline.__version__},
+    "io.modelcontextprotocol/clientInfo": {"name": "rpcline-serve", "version": __version__},
     "io.modelcontextprotocol/clientCapabilities": {}}}  # fmt: skip
 PROBE_TIMEOUT: Final = 10.0  # seconds a new child has to answer server/discover
 # 2026-07-28 methods a handshake-era server has no counterpart for.
@@ -41,7 +43,7 @@ CACHE: Final = b'"ttlMs":0,"cacheScope":"private"'
 
 def completed(answer: bytes, method: str) -> bytes:
     """A handshake-era child's answer as the 2026-07-28 wire requires it (see above)."""
-    r = rpcline.route(answer)
+    r = route(answer)
     span = r.result_span
     if span is None or answer[span[0]:span[0] + 1] != b"{":
         return answer  # an error, or a result that is no object: as it came
@@ -58,10 +60,10 @@ def completed(answer: bytes, method: str) -> bytes:
 
 def answered_discover(answer: bytes | None) -> bool:
     """Whether a child's answer to the probe is a result (a 2026-07-28 server)."""
-    return answer is not None and rpcline.route(answer).result_span is not None
+    return answer is not None and route(answer).result_span is not None
 
 
-def discover_result(initialized: rpcline.Route, id: rpcline.RequestId) -> bytes:
+def discover_result(initialized: Route, id: RequestId) -> bytes:
     """``server/discover``'s answer made from a handshake-era child's ``initialize`` result."""
     line = initialized.line
     span = initialized.result_span
@@ -78,6 +80,6 @@ def discover_result(initialized: rpcline.Route, id: rpcline.RequestId) -> bytes:
     return orjson.dumps({"jsonrpc": "2.0", "id": id, "result": discovered})
 
 
-def untranslated(id: rpcline.RequestId, method: str) -> bytes:
+def untranslated(id: RequestId, method: str) -> bytes:
     return error(id, -32601, f"Method not found: {method} (the server speaks the 2025 "
                  "handshake era only, and rpcline serve does not translate it)")

@@ -15,10 +15,9 @@ from typing import Final
 import orjson
 
 from rpcline._gateway import bridge_lines as lines
-from rpcline._gateway.guard import Receive, Scope, Send
+from rpcline._gateway.asgi import Receive, Send, respond
 from rpcline._gateway.shared_child import Call, SharedChild
 
-__all__ = ("Receive", "Scope", "Send")  # the Guard's ASGI types, for the bridge too
 Headers = list[tuple[bytes, bytes]]
 
 JSON: Final = (b"content-type", b"application/json")
@@ -26,12 +25,6 @@ SSE_HEADERS: Final = [(b"content-type", b"text/event-stream"),
                       (b"cache-control", b"no-cache, no-transform"),
                       (b"x-accel-buffering", b"no")]  # fmt: skip
 INVALID_REQUEST: Final = -32600
-
-
-async def respond(send: Send, status: int, body: bytes, headers: Iterable[tuple[bytes, bytes]] = (
-        JSON,)) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": list(headers)})
-    await send({"type": "http.response.body", "body": body})
 
 
 async def refuse(send: Send, status: int, message: str, code: int = INVALID_REQUEST,
@@ -48,23 +41,6 @@ def accepts(headers: Headers) -> tuple[bool, bool]:
     json = bool(types & {"*/*", "application/*", "application/json"})
     sse = bool(types & {"*/*", "text/*", "text/event-stream"})
     return json, sse
-
-
-async def read_body(receive: Receive, limit: int) -> bytes | None:
-    """The request's body, or None when it passes ``limit`` or the client went away."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
 
 
 async def answer_call(child: SharedChild, call: Call, receive: Receive, send: Send,

@@ -13,7 +13,8 @@ from typing import Any, Final
 
 import orjson
 
-import rpcline
+from rpcline._core.route import Route
+from rpcline._core.shared import RequestId
 from rpcline._gateway.pending import request_id
 
 METHOD_NOT_FOUND: Final = -32601
@@ -26,7 +27,7 @@ SHARED: Final = ("rpcline serve shares this server among its clients: it cannot 
                  "client to ask")
 
 
-def with_child_ids(r: rpcline.Route, child_id: int) -> tuple[bytes, Any]:
+def with_child_ids(r: Route, child_id: int) -> tuple[bytes, Any]:
     """The request's line for the child, and the caller's progress token (or None).
 
     A token the caller chose is replaced by ``child_id``: the child's progress for it then
@@ -81,7 +82,7 @@ def cancelled_request(line: bytes) -> Any:
     return request_id(param(line, "requestId"))
 
 
-def answer_child_request(r: rpcline.Route) -> bytes:
+def answer_child_request(r: Route) -> bytes:
     """What the bridge answers a shared child's own request: ``ping`` is answered, any
     other (sampling, elicitation, roots) is -32601, as no caller can be asked."""
     if r.method == "ping":
@@ -95,11 +96,11 @@ def request(child_id: int, method: str, params: dict[str, Any]) -> bytes:
     return orjson.dumps({"jsonrpc": "2.0", "id": child_id, "method": method, "params": params})
 
 
-def result(id: rpcline.RequestId | None, value: Any) -> bytes:
+def result(id: RequestId | None, value: Any) -> bytes:
     return orjson.dumps({"jsonrpc": "2.0", "id": id, "result": value})
 
 
-def error(id: rpcline.RequestId | None, code: int, message: str) -> bytes:
+def error(id: RequestId | None, code: int, message: str) -> bytes:
     return orjson.dumps({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 
 
@@ -110,7 +111,7 @@ def notification(method: str, params: dict[str, Any] | None = None) -> bytes:
     return orjson.dumps(message)
 
 
-def error_status(r: rpcline.Route) -> int:
+def error_status(r: Route) -> int:
     """The HTTP status of a 2026-07-28 answer sent as JSON: 200, or the error's table entry."""
     span = r.error_span
     if span is None:

@@ -17,11 +17,17 @@ import signal
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final, Protocol, cast
 
-import rpcline
+from rpcline._core.route import route
+from rpcline._core.stream import StreamParser
 from rpcline._gateway.pipes import spawn
+from rpcline._gateway.record import Recorder
 from rpcline._gateway.relay_lines import write_lines
 
 # Variables a child gets whatever it is told: what finding programs and text needs.
+# After a child exits, how long its stdout may stay open and silent: a grandchild that
+# inherited it must not keep the callers waiting. What the child wrote before it exited is
+# in the pipe already and is read within a loop iteration or two.
+EXIT_GRACE: Final = 0.5
 BASE_ENVIRONMENT: Final = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
 
 
@@ -49,13 +55,6 @@ class Pauses:
             self.reasons.discard(reason)
             if not self.reasons:
                 self._resume()
-
-
-class Recorder(Protocol):
-    client: Any
-    server: Any
-
-    def write(self, file: Any, data: bytes) -> None: ...
 
 
 class ChildEvents(Protocol):
@@ -132,7 +131,7 @@ class Child:
         self.env, self.cwd, self.new_session = env, cwd, new_session
         self.record_input = record_input  # the record's client file: what it was sent
         self.generation = 0  # processes started so far
-        self.parser = rpcline.StreamParser(max_line_bytes, classify=rpcline.route)
+        self.parser = StreamParser(max_line_bytes, classify=route)
         self.transport: asyncio.SubprocessTransport | None = None
         self.stdin: asyncio.WriteTransport | None = None
         self.stdout: asyncio.ReadTransport | None = None
@@ -146,7 +145,7 @@ class Child:
         loop = asyncio.get_running_loop()
         # All set before it runs: its first bytes, or its exit, may come before we resume.
         self.generation += 1
-        self.parser = rpcline.StreamParser(self.max_line_bytes, classify=rpcline.route)
+        self.parser = StreamParser(self.max_line_bytes, classify=route)
         if self.stdout is not None:  # a previous process's, held open by a grandchild?
             self.stdout.close()
         self.stdin = self.stdout = None

@@ -6,46 +6,30 @@ The Guard serves both protocol eras the way the official SDK (``mcp`` 2.3,
 only such a POST is read and checked. Everything else (the 2025-era initialize handshake
 and sessions, GET streams, DELETE, lifespan, websockets) reaches the app untouched, with
 the caller's own ``receive``, so a Guard can never break a session it does not understand.
-The Host/Origin allow-lists, when given, apply to every HTTP request, on headers only.
+The Host/Origin allow-lists, when given, apply to every HTTP request, on headers only. A POST
+let through carries its ``Verdict`` in ``scope["rpcline.verdict"]``: the app need not read
+and classify the body again (the bridge does not).
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
 
-from rpcline import IMPLEMENTATION
+from rpcline._core.http import check_request
 from rpcline._core.http_schema import ParamHeaders, compiled_tools, strings
-
-# The check_request rpcline.http exports (imported from its module here, not from
-# rpcline.http, which imports this module).
-if TYPE_CHECKING or IMPLEMENTATION == "python":
-    from rpcline._core.http_py import check_request
-else:
-    from rpcline._core.http_c import check_request
+from rpcline._gateway.asgi import (HANDSHAKE_PROTOCOL_VERSIONS, MAX_BODY_BYTES, TOO_LARGE,
+                                   VERDICT, ASGIApp, Message, Receive, Scope, Send, is_modern,
+                                   read_body, respond)
 
 __all__ = ("HANDSHAKE_PROTOCOL_VERSIONS", "Guard", "param_headers")
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-# mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS of mcp 2.3 (tests/test_guard.py holds them
-# equal): the versions reached through the initialize handshake, served by the 2025-era
-# paths. rpcline does not import the SDK at run time, so it keeps its own copy.
-HANDSHAKE_PROTOCOL_VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-_HANDSHAKE: Final = frozenset(v.encode("ascii") for v in HANDSHAKE_PROTOCOL_VERSIONS)
-_VERSION_HEADER: Final = b"mcp-protocol-version"  # ASGI gives header names in lowercase
-
 # The SDK's plain-text refusals (mcp/server/transport_security.py), byte for byte.
-TOO_LARGE: Final = (413, b"Request body too large")
 BAD_HOST: Final = (421, b"Invalid Host header")
 BAD_ORIGIN: Final = (403, b"Invalid Origin header")
-_TEXT: Final = b"text/plain; charset=utf-8"
-_JSON: Final = b"application/json"
+_TEXT: Final = (b"content-type", b"text/plain; charset=utf-8")
+_JSON: Final = (b"content-type", b"application/json")
 
 
 class Guard:
@@ -66,7 +50,7 @@ class Guard:
         *,
         tools: Mapping[str, ParamHeaders | dict[str, Any]] | None = None,
         versions: Iterable[str] = ("2026-07-28",),
-        max_body_bytes: int = 4 * 1024 * 1024,
+        max_body_bytes: int = MAX_BODY_BYTES,
         allowed_hosts: Iterable[str] | None = None,
         allowed_origins: Iterable[str] | None = None,
     ) -> None:
@@ -98,21 +82,22 @@ class Guard:
         if self.allowed_hosts is not None or self.allowed_origins is not None:
             refusal = self._unlisted(headers)
             if refusal is not None:
-                return await _respond(send, *refusal, _TEXT)
-        if scope["method"] != "POST" or not _modern(headers):
+                return await respond(send, *refusal, [_TEXT])
+        if scope["method"] != "POST" or not is_modern(headers):
             return await self.app(scope, receive, send)
         if _declared_too_large(headers, self.max_body_bytes):
-            return await _respond(send, *TOO_LARGE, _TEXT)
-        body = await _read_body(receive, self.max_body_bytes)
+            return await respond(send, *TOO_LARGE, [_TEXT])
+        body = await read_body(receive, self.max_body_bytes)
         if body is None:  # the client went away while sending
             return None
         if body is TOO_LARGE:
-            return await _respond(send, *TOO_LARGE, _TEXT)
+            return await respond(send, *TOO_LARGE, [_TEXT])
         assert isinstance(body, bytes)
         verdict = check_request(body, headers, versions=self.versions, tools=self._tools)
         if verdict.error is not None:
             assert verdict.response is not None
-            return await _respond(send, verdict.status, verdict.response, _JSON)
+            return await respond(send, verdict.status, verdict.response, [_JSON])
+        scope[VERDICT] = verdict
         await self.app(scope, _replay(body, receive), send)
         return None
 
@@ -144,14 +129,6 @@ def _listed(value: str | None, allowed: tuple[str, ...]) -> bool:
     )
 
 
-def _modern(headers: Iterable[tuple[bytes, bytes]]) -> bool:
-    """The SDK's era test: the first version header is present and not a handshake version."""
-    for key, value in headers:
-        if key == _VERSION_HEADER:
-            return value not in _HANDSHAKE
-    return False
-
-
 def _declared_too_large(headers: Iterable[tuple[bytes, bytes]], bound: int) -> bool:
     for key, value in headers:
         if key == b"content-length":
@@ -161,31 +138,6 @@ def _declared_too_large(headers: Iterable[tuple[bytes, bytes]], bound: int) -> b
             digits = value.lstrip(b"0")
             return value.isdigit() and (len(digits) > 18 or int(digits or b"0") > bound)
     return False
-
-
-async def _read_body(receive: Receive, bound: int) -> bytes | tuple[int, bytes] | None:
-    """The whole body, ``TOO_LARGE`` the moment it passes ``bound`` (nothing more is read),
-    or None when the client disconnected first.
-
-    Chunks are gathered into one ``bytearray``, as the SDK's limit middleware does: kept as
-    objects of their own, a body sent two bytes at a time cost some 20 times its bound.
-    """
-    body: bytes | bytearray = b""
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":  # http.disconnect
-            return None
-        chunk = message.get("body", b"")
-        if len(body) + len(chunk) > bound:
-            return TOO_LARGE
-        if not body:  # the first chunk (the usual case: the only one) is kept as it came
-            body = chunk
-        else:
-            if type(body) is bytes:
-                body = bytearray(body)
-            body += chunk
-        if not message.get("more_body", False):
-            return body if type(body) is bytes else bytes(body)
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
@@ -201,15 +153,6 @@ def _replay(body: bytes, receive: Receive) -> Receive:
         return await receive()
 
     return receive_replayed
-
-
-async def _respond(send: Send, status: int, body: bytes, content_type: bytes) -> None:
-    await send({
-        "type": "http.response.start",
-        "status": status,
-        "headers": [(b"content-type", content_type), (b"content-length", b"%d" % len(body))],
-    })  # fmt: skip
-    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def param_headers(tools: object) -> dict[str, ParamHeaders]:

@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Final
 
-import rpcline
+from rpcline._core.route import Route
 from rpcline._gateway.shared_child import Limits, SharedChild
 
 HANDSHAKE_TIMEOUT: Final = 30.0  # seconds a child has to answer the bridge's own handshake
@@ -21,7 +21,7 @@ HANDSHAKE_TIMEOUT: Final = 30.0  # seconds a child has to answer the bridge's ow
 class Pool:
     def __init__(self, era: str, command: Sequence[str], size: int, *, limits: Limits,
                  env: dict[str, str] | None, cwd: str | None, log: Callable[[str], None],
-                 on_notification: Callable[[SharedChild, rpcline.Route], None],
+                 on_notification: Callable[[SharedChild, Route], None],
                  prepare: Callable[[SharedChild], Awaitable[None]] | None = None,
                  record: str | None = None) -> None:
         self.era = era

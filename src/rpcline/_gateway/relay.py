@@ -20,77 +20,18 @@ import asyncio
 import contextlib
 import signal
 from collections.abc import Callable, Iterable, Sequence
-from typing import IO, Any, Final
+from typing import Any
 
-import rpcline
-from rpcline._gateway.child import Child, Pauses
+from rpcline._core.message import Refused, error_response
+from rpcline._core.route import Route, route
+from rpcline._core.shared import RequestId
+from rpcline._core.stream import StreamParser
+from rpcline._gateway.child import EXIT_GRACE, Child, Pauses
 from rpcline._gateway.pending import Pending
+from rpcline._gateway.record import Recorder
 from rpcline._gateway.relay_types import READ_BYTES, Attachable, Reader, Summary, Unbuffered, Writer
 from rpcline._gateway.relay_lines import (CANCELLED, answered_id, cancelled_id, failure,
                                           is_null_id_error, shape, write_lines)
-
-# After the server exits, how long its stdout may stay open and silent: a grandchild that
-# inherited it must not keep the callers waiting. What the server wrote before it exited is
-# in the pipe already and is read within a loop iteration or two.
-EXIT_GRACE: Final = 0.5
-
-
-def record_paths(prefix: str) -> tuple[str, str]:
-    """The ``--record`` files of ``prefix``: the client's bytes, the server's."""
-    return f"{prefix}.client.jsonl", f"{prefix}.server.jsonl"
-
-
-class _Recorder:
-    """The ``--record`` files: each side's bytes exactly as they came, in order.
-
-    A record that can no longer be written (a full disk) stops recording, both files, with
-    one line on the log naming the file: relaying goes on and loses nothing.
-    """
-
-    def __init__(self, prefix: str | None, log: Callable[[str], None]) -> None:
-        self.prefix = prefix
-        self.log = log
-        self.client: IO[bytes] | None = None
-        self.server: IO[bytes] | None = None
-
-    def __enter__(self) -> _Recorder:
-        if self.prefix is not None:
-            client, server = record_paths(self.prefix)
-            self.client = open(client, "wb")  # an OSError names the path (its filename)
-            try:
-                self.server = open(server, "wb")
-            except OSError:
-                self.client.close()
-                raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._close(None)
-
-    def write(self, file: IO[bytes] | None, data: bytes) -> None:
-        """``data`` to ``file`` (``self.client`` or ``self.server``), while recording."""
-        if file is None:
-            return
-        try:
-            file.write(data)
-        except OSError as error:
-            self._close((file, error))
-
-    def _close(self, failed: tuple[IO[bytes], OSError] | None) -> None:
-        """Close both files; a write or a flush that fails stops the record, said once."""
-        for file in (self.client, self.server):
-            if file is None:
-                continue
-            try:
-                file.close()
-            except OSError as error:  # what was buffered could not be written
-                failed = failed or (file, error)
-        self.client = self.server = None
-        if failed is not None:
-            name, cause = failed[0].name, failed[1].strerror or failed[1]
-            self.log(f"cannot write the record {name}: {cause}; recording stopped, "
-                     "relaying goes on")
-
 
 def _congested(writer: Writer) -> bool:
     """Whether the client's writer holds more than it should before it drains."""
@@ -101,11 +42,11 @@ def _congested(writer: Writer) -> bool:
     return bool(transport.get_write_buffer_size() > high)
 
 
-class _Session:
+class RelaySession:
     def __init__(self, command: Sequence[str], reader: Reader, writer: Writer,
                  max_line_bytes: int, max_pending: int, max_pending_bytes: int,
                  drain_timeout: float, kill_after: float, log: Callable[[str], None],
-                 summary: Summary, recorder: _Recorder) -> None:
+                 summary: Summary, recorder: Recorder) -> None:
         loop = asyncio.get_running_loop()
         self.loop = loop
         self.client_in, self.client_out = reader, writer
@@ -124,7 +65,7 @@ class _Session:
         self.server_gone: str | None = None  # why the server can take no more, once it can't
         self.client_gone = False  # the client's output broke: nothing more reaches it
         self.answered_all = asyncio.Event()  # set whenever client_pending empties
-        self.client_parser = rpcline.StreamParser(max_line_bytes, classify=rpcline.route)
+        self.client_parser = StreamParser(max_line_bytes, classify=route)
         self.client_reader: Attachable | None = None
         self.client_paused = Pauses(self._pause_client, self._resume_client)  # why not read
         self.client_unpaused = asyncio.Event()
@@ -242,7 +183,7 @@ class _Session:
             self.resume_client("server input")
             self.child.resume("answers")
 
-    def _client_refused(self, r: rpcline.Route, answers: list[bytes], forward: list[bytes]) -> None:
+    def _client_refused(self, r: Route, answers: list[bytes], forward: list[bytes]) -> None:
         self.summary.client_refused += 1
         error = r.error
         assert error is not None
@@ -258,7 +199,7 @@ class _Session:
             self.log(f"client sent a refused response ({error.reason}); not answered")
             return
         self.log(f"client sent a refused line ({error.reason}); answered")
-        answers.append(rpcline.error_response(rpcline.Refused(r.id, error)))
+        answers.append(error_response(Refused(r.id, error)))
         self.summary.answered += 1
 
     def child_input_closed(self) -> None:
@@ -296,7 +237,7 @@ class _Session:
         if forward:
             self._to_client(forward)
 
-    def _server_refused(self, r: rpcline.Route, forward: list[bytes]) -> None:
+    def _server_refused(self, r: Route, forward: list[bytes]) -> None:
         if is_null_id_error(r):
             assert type(r.line) is bytes
             forward.append(r.line)  # JSON-RPC 2.0 §5: the client's line was unreadable
@@ -314,7 +255,7 @@ class _Session:
         elif shape(r) != "response" and r.id is not None:
             # A request the client would refuse: answered here, so the server does not wait.
             self.log(f"server sent a refused request ({error.reason}); answered")
-            self._to_server(rpcline.error_response(rpcline.Refused(r.id, error)))
+            self._to_server(error_response(Refused(r.id, error)))
         else:
             self.log(f"server sent a refused line ({error.reason}); not forwarded")
 
@@ -322,7 +263,7 @@ class _Session:
         if self.client_pending.answered(id) and not self.client_pending:
             self.answered_all.set()
 
-    def _too_many(self, id: rpcline.RequestId, bound: str) -> bytes:
+    def _too_many(self, id: RequestId, bound: str) -> bytes:
         """The answer to a request past a pending bound: it is not forwarded."""
         pending = self.client_pending
         if bound == "max_pending":

@@ -5,19 +5,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Container, Iterable
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import orjson
 
-import rpcline
-from rpcline import ParseError
-from rpcline._core.message_py import BAD_ID
-from rpcline._gateway.pending import Pending, request_id
-
-if TYPE_CHECKING or rpcline.IMPLEMENTATION == "python":
-    from rpcline._core.route_py import prefix_refusal
-else:
-    from rpcline._core.route_c import prefix_refusal
+from rpcline._core.message import ParseError
+from rpcline._core.route import Route, prefix_refusal
+from rpcline._core.shared import BAD_ID, RequestId
+from rpcline._gateway.pending import request_id
 
 CONNECTION_CLOSED: Final = -32000  # the code the MCP SDKs use for a closed connection
 CANCELLED: Final = "notifications/cancelled"
@@ -26,7 +21,7 @@ CANCELLED: Final = "notifications/cancelled"
 JOIN_BYTES: Final = 64 * 1024
 
 
-def failure(id: rpcline.RequestId | None, message: str, cause: str) -> bytes:
+def failure(id: RequestId | None, message: str, cause: str) -> bytes:
     """The -32000 error line (no LF) that answers a request nobody else will answer."""
     return orjson.dumps({"jsonrpc": "2.0", "id": id, "error": {
         "code": CONNECTION_CLOSED, "message": message, "data": cause}})
@@ -56,7 +51,7 @@ def _joined(lines: list[bytes]) -> bytes:
     return b"\n".join(lines)
 
 
-def shape(r: rpcline.Route) -> str:
+def shape(r: Route) -> str:
     """What a refused line looks like: ``"response"``, ``"request"`` or ``"unknown"``.
 
     An over-long line (no ``line``) is known by the members complete within the limit.
@@ -68,7 +63,7 @@ def shape(r: rpcline.Route) -> str:
     return "request"
 
 
-def readable(r: rpcline.Route) -> rpcline.Route:
+def readable(r: Route) -> Route:
     """A refused line as far as it can be read: a line that is not JSON (a NaN, invalid
     UTF-8, a raw control character, text after the document, a line cut short) is read up
     to its first error, as an over-long line is read up to the limit (``prefix_refusal``)."""
@@ -78,7 +73,7 @@ def readable(r: rpcline.Route) -> rpcline.Route:
     return prefix_refusal(r.error, line, False)
 
 
-def answered_id(r: rpcline.Route, pending: Container[Any]) -> rpcline.RequestId | None:
+def answered_id(r: Route, pending: Container[Any]) -> RequestId | None:
     """The pending request a refused line is the answer to, one that cannot be delivered.
 
     What can be read of it (``readable``) names a pending id and no ``method``, and it is
@@ -100,7 +95,7 @@ def answered_id(r: rpcline.Route, pending: Container[Any]) -> rpcline.RequestId 
     return read.id if b'"jsonrpc"' in line else None
 
 
-def is_null_id_error(r: rpcline.Route) -> bool:
+def is_null_id_error(r: Route) -> bool:
     """A server's answer to an unreadable request: ``"id": null`` and an ``error``."""
     if r.id_span is None or r.error_span is None or r.method_span is not None:
         return False
@@ -111,7 +106,7 @@ def is_null_id_error(r: rpcline.Route) -> bool:
     return line[start:end] == b"null"
 
 
-def cancelled_id(r: rpcline.Route) -> Any:
+def cancelled_id(r: Route) -> Any:
     """The request a ``notifications/cancelled`` names (an exact int or str), or None.
 
     The SDKs never answer a request once it is cancelled, so the relay must stop waiting

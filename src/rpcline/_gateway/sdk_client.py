@@ -22,7 +22,7 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 from pydantic import BaseModel
 
-import rpcline
+from rpcline._core.stream import StreamParser
 from rpcline._gateway.sdk_lines import MAX_IN_FLIGHT, InFlight, Lines, note_sent
 
 logger = logging.getLogger("rpcline.sdk")
@@ -35,7 +35,7 @@ _SDK_STDIO_CLIENT = sdk.stdio_client
 async def stdio_client(
     server: sdk.StdioServerParameters, errlog: TextIO, max_line_bytes: int
 ) -> AsyncGenerator[TransportStreams, None]:
-    parser = rpcline.StreamParser(max_line_bytes, classify=bytes)  # bad bounds raise here
+    parser = StreamParser(max_line_bytes, classify=bytes)  # bad bounds raise here
     if "\n".encode(server.encoding, server.encoding_error_handler) != b"\n":
         # UTF-16, say: a line does not end at the byte 0x0A, so the SDK frames the text.
         async with _SDK_STDIO_CLIENT(server, errlog) as streams:

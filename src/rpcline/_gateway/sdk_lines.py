@@ -14,7 +14,9 @@ import mcp_types
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 
-import rpcline
+from rpcline._core.message import Refused
+from rpcline._core.route import route
+from rpcline._core.shared import RequestId
 from rpcline._gateway.pending import Pending, request_id
 from rpcline._gateway.relay_lines import CANCELLED, answered_id, failure
 
@@ -84,7 +86,7 @@ class Lines:
                 self.in_flight.answered(message.id)
         return SessionMessage(message)
 
-    def _over_long(self, refused: rpcline.Refused) -> SessionMessage | Exception:
+    def _over_long(self, refused: Refused) -> SessionMessage | Exception:
         reason = refused.error.reason
         if refused.id is not None and refused.id in self.in_flight:
             return self._fail(refused.id, reason)
@@ -99,7 +101,7 @@ class Lines:
         short, invalid UTF-8, garbage) names a call in flight and no ``method`` (a
         server's request, whose ids are its own, answers nothing) and says "jsonrpc".
         """
-        r = rpcline.route(line)
+        r = route(line)
         cause = r.error.reason if r.error is not None else _first_error(error)
         id = answered_id(r, self.in_flight)
         if id is not None:
@@ -107,7 +109,7 @@ class Lines:
         logger.error("a server line was refused by the SDK's adapter: %s", cause)
         return error
 
-    def _fail(self, id: rpcline.RequestId, cause: str) -> SessionMessage:
+    def _fail(self, id: RequestId, cause: str) -> SessionMessage:
         """The -32000 error the session reads as the call's answer (as the proxy words it)."""
         logger.error("the server's answer to %r was refused (%s); failed the call", id, cause)
         self.in_flight.answered(id)

@@ -23,13 +23,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-import rpcline
+from rpcline._core.message import Refused, error_response
+from rpcline._core.route import Route
+from rpcline._core.shared import RequestId
 from rpcline._gateway import bridge_lines as lines
 from rpcline._gateway.pending import Pending
+from rpcline._gateway.record import Recorder
 from rpcline._gateway.relay_types import (
     DEFAULT_KILL_AFTER, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES)
-from rpcline._gateway.child import Child
-from rpcline._gateway.relay import EXIT_GRACE, _Recorder
+from rpcline._gateway.child import EXIT_GRACE, Child
 from rpcline._gateway.relay_lines import answered_id, failure, is_null_id_error
 
 NOTE_BYTES: Final = 1024 * 1024  # progress held for one caller that does not read it
@@ -54,7 +56,7 @@ class Call:
     __slots__ = ("caller_id", "child_id", "owner", "token", "notes", "note_bytes", "dropped",
                  "answer", "_waiter", "_timer")
 
-    def __init__(self, caller_id: rpcline.RequestId | None) -> None:
+    def __init__(self, caller_id: RequestId | None) -> None:
         self.caller_id = caller_id
         self.child_id = 0
         self.owner: SharedChild | None = None  # the child it was forwarded to
@@ -115,13 +117,13 @@ class SharedChild:
 
     def __init__(self, name: str, command: Sequence[str], *, limits: Limits,
                  env: dict[str, str] | None, cwd: str | None, log: Callable[[str], None],
-                 on_notification: Callable[[SharedChild, rpcline.Route], None],
+                 on_notification: Callable[[SharedChild, Route], None],
                  record: str | None = None) -> None:
         self.name = name
         self.limits = limits
         self.log = log
         self.on_notification = on_notification
-        self.recorder = _Recorder(None if record is None else f"{record}.{name}", log)
+        self.recorder = Recorder(None if record is None else f"{record}.{name}", log)
         # Its own process group: a terminal's Ctrl-C is the bridge's to act on, and the
         # bridge stops its children itself.
         self.child = Child(name, command, self, max_line_bytes=limits.max_line_bytes,
@@ -231,7 +233,7 @@ class SharedChild:
 
     # --- calls ----------------------------------------------------------------------------------
 
-    def forward(self, r: rpcline.Route, call: Call) -> bool:
+    def forward(self, r: Route, call: Call) -> bool:
         """Write the request ``r`` for ``call``; False when it is answered here instead (the
         child is gone, or a bound is reached: ``call.answer`` says which)."""
         if self.gone is None and self.child.output_done:
@@ -332,7 +334,7 @@ class SharedChild:
             else:
                 self._refused(r)
 
-    def _progress(self, r: rpcline.Route) -> bool:
+    def _progress(self, r: Route) -> bool:
         """Progress for a call in flight goes to its caller, with the caller's token."""
         line = r.line
         assert type(line) is bytes
@@ -343,7 +345,7 @@ class SharedChild:
         call.note(lines.with_token(line, call.token))
         return True
 
-    def _refused(self, r: rpcline.Route) -> None:
+    def _refused(self, r: Route) -> None:
         error = r.error
         assert error is not None
         if is_null_id_error(r):
@@ -358,6 +360,6 @@ class SharedChild:
             call.finish(failure(call.caller_id, "Invalid response from the server",
                                 f"the server's answer was refused: {error.reason}"))
         elif r.id is not None and r.method_span is not None:
-            self.write(rpcline.error_response(rpcline.Refused(r.id, error)))
+            self.write(error_response(Refused(r.id, error)))
         else:
             self.log(f"{self.name}: the server sent a refused line ({error.reason}); dropped")
