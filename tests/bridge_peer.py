@@ -3,7 +3,9 @@
 Every line it receives is appended to the file named by ``PEER_LOG`` (when set). It answers
 ``initialize`` with a fixed result, and ``tools/call`` by its tool's name: ``notify`` writes
 each message of ``arguments.messages`` first (notifications the test wants the bridge to
-deliver), then answers; ``wait`` never answers; ``broken`` answers with invalid UTF-8;
+deliver), then answers; ``progress`` sends one progress notification for the token its
+``params._meta`` holds, as its own JSON parser reads it, then answers; ``wait`` never
+answers; ``broken`` answers with invalid UTF-8;
 ``close`` closes its stdout and sleeps (alive, silent for good); anything else is
 answered ``{}``.
 """
@@ -48,6 +50,11 @@ def main() -> None:
             sys.stdout.buffer.write(b'{"jsonrpc":"2.0","id":%s,"result":"\xff"}\n'
                                     % json.dumps(id).encode())
             sys.stdout.buffer.flush()
+        elif method == "tools/call" and params.get("name") == "progress":
+            token = (params.get("_meta") or {}).get("progressToken")
+            send({"jsonrpc": "2.0", "method": "notifications/progress",
+                  "params": {"progressToken": token, "progress": 1, "total": 1}})
+            send({"jsonrpc": "2.0", "id": id, "result": {"content": []}})
         elif method == "tools/call" and params.get("name") == "notify":
             for note in params["arguments"]["messages"]:
                 send(note)

@@ -361,7 +361,8 @@ def test_the_bridge_classifies_a_2026_post_once(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(rpcline, "route", routed_again)
     data = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
                          "params": {"requestId": 1, "_meta": META}})  # fmt: skip
-    headers = [*modern("notifications/cancelled", None), (b"accept", b"application/json")]
+    headers = [*modern("notifications/cancelled", None), (b"accept", b"application/json"),
+               (b"content-type", b"application/json")]
     bridge = StdioBridge([sys.executable, "-c", "pass"])  # never started: nothing to forward
     client = call(bridge, scope_for(headers), chunks(data, 4))  # type: ignore[arg-type]
     assert client.status == 202 and client.received == len(chunks(data, 4))

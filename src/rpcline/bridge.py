@@ -29,7 +29,8 @@ from rpcline._gateway import bridge_eras as eras
 from rpcline._gateway import bridge_lines as lines
 from rpcline._gateway.asgi import (HANDSHAKE_PROTOCOL_VERSIONS, MAX_BODY_BYTES, TOO_LARGE, VERDICT,
                                    Receive, Scope, Send, is_modern, read_body, respond)
-from rpcline._gateway.bridge_http import JSON, Headers, accepts, answer_call, refuse, stream
+from rpcline._gateway.bridge_http import (JSON, Headers, accepts, answer_call, content_type,
+                                          is_exactly_json, refuse, says_json, stream)
 from rpcline._gateway.bridge_sessions import LEVELS, Session, Sessions, param
 from rpcline._gateway.child import child_environment
 from rpcline._gateway.pool import HANDSHAKE_TIMEOUT, Pool
@@ -128,6 +129,10 @@ class StdioBridge:
         if self._token is not None and not self._authorized(scope["headers"]):
             return await respond(send, 401, b"Unauthorized", [
                 (b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")])
+        if scope["method"] == "POST" and not says_json(content_type(scope["headers"])):
+            # The SDK's first check, in both eras: a form or text/plain is what a browser
+            # sends cross-site without asking first.
+            return await respond(send, 400, b"Invalid Content-Type header")
         return await self._guard(scope, receive, send)
 
     async def aclose(self) -> None:
@@ -243,6 +248,9 @@ class StdioBridge:
         if not (json_ok and sse_ok):
             return await refuse(send, 406, "Not Acceptable: Client must accept both "
                                 "application/json and text/event-stream")
+        if not is_exactly_json(content_type(headers)):
+            return await refuse(send, 415, "Unsupported Media Type: Content-Type must be "
+                                "application/json")
         body = await read_body(receive, self.max_body_bytes)
         if body is None:  # the client went away
             return None
@@ -259,6 +267,12 @@ class StdioBridge:
                 return await refuse(send, 400, "Bad Request: Missing session ID")
             return await self._initialize(r, receive, send)
         header = [(SESSION_HEADER, session.id.encode())]
+        if r.method == "initialize" and r.kind == "request":
+            # Again, in a session: the SDK's server negotiates anew for that session alone.
+            # The shared child must not (every session would run under this one's client
+            # info and capabilities): the bridge answers from its own handshake again.
+            answer = await self._handshake_answer(r)
+            return await respond(send, 200, answer, [JSON, *header])
         if r.kind == "notification":
             self._legacy_notification(session, r)
             return await respond(send, 202, b"", header)
@@ -278,6 +292,18 @@ class StdioBridge:
 
     async def _initialize(self, r: rpcline.Route, receive: Receive, send: Send) -> None:
         """A new session: answered from the handshake the bridge made with a legacy child."""
+        answer = await self._handshake_answer(r)
+        if self.initialized is None:  # no child answered: the failure, and no session
+            return await respond(send, 200, answer, [JSON])
+        session = self.sessions.new()
+        if session is None:
+            return await refuse(send, 503, "Too many open sessions", code=-32603)
+        header = [(SESSION_HEADER, session.id.encode())]
+        await respond(send, 200, answer, [JSON, *header])
+
+    async def _handshake_answer(self, r: rpcline.Route) -> bytes:
+        """The answer to an ``initialize``: a legacy child's handshake result (the child
+        started first when none runs yet) with the caller's id, or the -32000 failure."""
         assert r.id is not None  # a request
         line = r.line
         assert type(line) is bytes
@@ -287,12 +313,8 @@ class StdioBridge:
         child = await self.legacy.pick()
         if self.initialized is None:
             message = child.gone or "the server did not answer the handshake"
-            return await respond(send, 200, failure(r.id, "Connection closed", message), [JSON])
-        session = self.sessions.new()
-        if session is None:
-            return await refuse(send, 503, "Too many open sessions", code=-32603)
-        header = [(SESSION_HEADER, session.id.encode())]
-        await respond(send, 200, self.initialized.with_id(r.id), [JSON, *header])
+            return failure(r.id, "Connection closed", message)
+        return self.initialized.with_id(r.id)
 
     async def _handshake(self, child: SharedChild) -> None:
         """The bridge's own ``initialize`` with a new legacy child (``Pool.prepare``)."""

@@ -34,6 +34,23 @@ async def refuse(send: Send, status: int, message: str, code: int = INVALID_REQU
     await respond(send, status, body, [JSON, *headers])
 
 
+def content_type(headers: Headers) -> str:
+    """The first ``Content-Type`` (as Starlette reads it for the SDK), or ""."""
+    return next((v for k, v in headers if k == b"content-type"), b"").decode("latin-1")
+
+
+def says_json(value: str) -> bool:
+    """The SDK's test of a POST's ``Content-Type`` in both eras (its transport security):
+    ``application/json``, any case, parameters allowed; otherwise 400 before anything."""
+    return value.lower().startswith("application/json")
+
+
+def is_exactly_json(value: str) -> bool:
+    """The 2025-era transport's own test after it: ``application/json`` exactly, before
+    any parameters (else 415)."""
+    return any(part.strip() == "application/json" for part in value.split(";")[0].split(","))
+
+
 def accepts(headers: Headers) -> tuple[bool, bool]:
     """Whether the ``Accept`` header takes JSON, and Server-Sent Events (wildcards count)."""
     value = next((v for k, v in headers if k == b"accept"), b"").decode("latin-1")

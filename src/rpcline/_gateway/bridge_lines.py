@@ -3,8 +3,10 @@
 A request is written to a shared child with an id of the child's own (``Route.with_id``,
 spliced, not re-encoded). Only a request that asks for progress is decoded and re-encoded:
 its ``params._meta.progressToken`` must be unique on the child too, or two callers' progress
-would be told apart by nothing. The rest are the bridge's own lines: answers to what a
-shared child cannot ask a caller, cancellations, its own handshake.
+would be told apart by nothing. Whether it asks is read from what its ``params`` are, decoded
+as the child's parser decodes them (an escaped key is the same key), never from its bytes.
+The rest are the bridge's own lines: answers to what a shared child cannot ask a caller,
+cancellations, its own handshake.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from rpcline._core.shared import RequestId
 from rpcline._gateway.pending import request_id
 
 METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
 PROGRESS: Final = "notifications/progress"
-PROGRESS_TOKEN: Final = b'"progressToken"'
+BAD_TOKEN: Final = "params._meta.progressToken must be an integer or a string"
 # What the 2026-07-28 wire answers with which HTTP status (the SDK's ERROR_CODE_HTTP_STATUS).
 ERROR_STATUS: Final = {-32700: 400, -32600: 400, -32602: 400, -32020: 400, -32021: 400,
                        -32022: 400, -32601: 404}  # fmt: skip
@@ -27,27 +30,37 @@ SHARED: Final = ("rpcline serve shares this server among its clients: it cannot 
                  "client to ask")
 
 
-def with_child_ids(r: Route, child_id: int) -> tuple[bytes, Any]:
-    """The request's line for the child, and the caller's progress token (or None).
+def with_child_ids(r: Route, child_id: int) -> tuple[bytes, Any] | None:
+    """The request's line for the child and the caller's progress token (None: it asks for
+    no progress), or None when its token cannot be carried: one that is not an integer or
+    a string (a float or a bool, which the SDK's servers coerce to a number that may be
+    another call's) is refused, as is any other that could not be rewritten.
 
     A token the caller chose is replaced by ``child_id``: the child's progress for it then
-    names the call it belongs to. A line whose ``_meta`` cannot be read as orjson reads
-    JSON (an integer past 64 bits, say) keeps its own token and gets no progress routed.
+    names the call it belongs to, and nobody else's.
     """
     line = r.line
     assert type(line) is bytes
-    if PROGRESS_TOKEN in line:
-        try:
-            message = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            message = None
-        meta = message.get("params", {}).get("_meta") if type(message) is dict else None
-        if type(meta) is dict and request_id(meta.get("progressToken")) is not None:
-            token = meta["progressToken"]
-            meta["progressToken"] = child_id
-            message["id"] = child_id
-            return orjson.dumps(message), token
-    return r.with_id(child_id), None
+    meta = _meta(line, r.params_span)
+    if meta is None or meta.get("progressToken") is None:
+        return r.with_id(child_id), None
+    token = meta["progressToken"]
+    if request_id(token) is None:
+        return None
+    message = orjson.loads(line)  # re-encoded whole: the child sees one _meta, the bridge's
+    message["params"]["_meta"]["progressToken"] = child_id
+    message["id"] = child_id
+    return orjson.dumps(message), token
+
+
+def _meta(line: bytes, params: tuple[int, int] | None) -> dict[str, Any] | None:
+    """``params._meta`` of a routed line, decoded (escapes, duplicates: the last wins, as in
+    every JSON parser a child runs), or None when it is not an object."""
+    if params is None:
+        return None
+    decoded = orjson.loads(memoryview(line)[params[0]:params[1]])  # route validated it
+    meta = decoded.get("_meta") if type(decoded) is dict else None
+    return meta if type(meta) is dict else None
 
 
 def param(line: bytes, name: str) -> Any:

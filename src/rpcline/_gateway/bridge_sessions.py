@@ -82,7 +82,9 @@ class Sessions:
             self.open.move_to_end(id)
         elif self.key is not None and id not in self.ended:
             nonce, _, signature = id.partition(".")
-            if hmac.compare_digest(signature, self._signature(nonce)):
+            # As bytes: compare_digest refuses a str that is not ASCII, and an id is the
+            # client's (its header's bytes, read as latin-1).
+            if hmac.compare_digest(signature.encode("latin-1"), self._signature(nonce).encode()):
                 if len(self.open) < self.limit or self._evict():
                     session = self.open[id] = Session(id)
         return session

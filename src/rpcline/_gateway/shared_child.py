@@ -32,7 +32,7 @@ from rpcline._gateway.record import Recorder
 from rpcline._gateway.relay_types import (
     DEFAULT_KILL_AFTER, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES)
 from rpcline._gateway.child import EXIT_GRACE, Child
-from rpcline._gateway.relay_lines import answered_id, failure, is_null_id_error
+from rpcline._gateway.relay_lines import CANCELLED, answered_id, failure, is_null_id_error
 
 NOTE_BYTES: Final = 1024 * 1024  # progress held for one caller that does not read it
 MAX_BACKOFF: Final = 30.0  # seconds between restarts of a child that keeps dying
@@ -241,6 +241,10 @@ class SharedChild:
         if self.gone is not None:
             call.finish(failure(call.caller_id, "Connection closed", self.gone))
             return False
+        prepared = lines.with_child_ids(r, self.next_id + 1)
+        if prepared is None:
+            call.finish(lines.error(call.caller_id, lines.INVALID_PARAMS, lines.BAD_TOKEN))
+            return False
         bound = self.bounds.add(call.caller_id)
         if bound is not None:
             call.finish(failure(call.caller_id, "Too many pending requests",
@@ -251,7 +255,7 @@ class SharedChild:
         self.next_id += 1
         call.child_id = self.next_id
         call.owner = self
-        line, call.token = lines.with_child_ids(r, call.child_id)
+        line, call.token = prepared
         self.calls[call.child_id] = call
         timeout = self.limits.request_timeout
         if timeout is not None:
@@ -326,24 +330,26 @@ class SharedChild:
                     call.finish(r.line if call.caller_id is None else r.with_id(call.caller_id))
                 continue
             if kind == "notification":
-                if r.method == lines.PROGRESS and self._progress(r):
-                    continue
-                self.on_notification(self, r)
+                # Progress is about one call: its caller's, or (that call gone) nobody's. A
+                # cancellation names a request of the child's own, which the bridge answered.
+                if r.method == lines.PROGRESS:
+                    self._progress(r)
+                elif r.method != CANCELLED:
+                    self.on_notification(self, r)
             elif kind == "request":
                 self.write(lines.answer_child_request(r))
             else:
                 self._refused(r)
 
-    def _progress(self, r: Route) -> bool:
-        """Progress for a call in flight goes to its caller, with the caller's token."""
+    def _progress(self, r: Route) -> None:
+        """Progress for a call in flight goes to its caller, with the caller's token; any
+        other (its call timed out, was cancelled or answered) is dropped."""
         line = r.line
         assert type(line) is bytes
         token = lines.progress_token(line)
         call = self.calls.get(token) if type(token) is int else None
-        if call is None or call.token is None:
-            return False
-        call.note(lines.with_token(line, call.token))
-        return True
+        if call is not None and call.token is not None:
+            call.note(lines.with_token(line, call.token))
 
     def _refused(self, r: Route) -> None:
         error = r.error
