@@ -7,7 +7,8 @@
 
 Each ``NAME=COMMAND`` becomes a ``StdioBridge`` at ``/NAME/mcp``: clients of both protocol
 eras share that command's children. When ``MCP_GATEWAY_TOKEN`` is set, every request must
-carry it as a bearer token. Needs uvicorn: ``pip install 'rpcline[serve]'``.
+carry it as a bearer token. Needs uvicorn: ``pip install '.[serve]'`` in a clone
+(``'rpcline[serve]'`` once released).
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Every line it receives is appended to the file named by ``PEER_LOG`` (when set). It answers
 ``initialize`` with a fixed result, and ``tools/call`` by its tool's name: ``notify`` writes
 each message of ``arguments.messages`` first (notifications the test wants the bridge to
-deliver), then answers; ``progress`` sends one progress notification for the token its
+deliver), then answers; ``resources/subscribe`` to ``test://refused`` is refused
+(-32601); ``progress`` sends one progress notification for the token its
 ``params._meta`` holds, as its own JSON parser reads it, then answers; ``wait`` never
 answers; ``broken`` answers with invalid UTF-8;
 ``close`` closes its stdout and sleeps (alive, silent for good); anything else is
@@ -39,6 +40,9 @@ def main() -> None:
         id, method, params = message["id"], message["method"], message.get("params") or {}
         if method == "initialize":
             send({"jsonrpc": "2.0", "id": id, "result": INITIALIZED})
+        elif method == "resources/subscribe" and params.get("uri") == "test://refused":
+            send({"jsonrpc": "2.0", "id": id, "error": {"code": -32601,
+                                                        "message": "Method not found"}})
         elif method == "tools/call" and params.get("name") == "wait":
             continue
         elif method == "tools/call" and params.get("name") == "close":

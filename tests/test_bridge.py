@@ -394,7 +394,7 @@ def test_rpcline_serve_serves_then_stops_its_children_on_sigterm() -> None:
     assert answer["result"]["content"][0]["text"] == "over the wire"
     assert serve.returncode == -signal.SIGTERM  # uvicorn re-raises it, after a clean shutdown
     pid = int(re.search(r"2026-1: started \S+ \(pid (\d+)\)", err).group(1))  # type: ignore[union-attr]
-    assert "1 calls forwarded (0 failed by the bridge)" in err.splitlines()[-1]
+    assert "1 call forwarded (0 failed by the bridge)" in err.splitlines()[-1]
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # reaped: not even a zombie
 

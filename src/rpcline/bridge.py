@@ -124,7 +124,7 @@ class StdioBridge:
             return await self._lifespan(receive, send)
         if scope["type"] != "http":
             return None
-        if scope["path"].rstrip("/") != self.path.rstrip("/"):
+        if _route_path(scope).rstrip("/") != self.path.rstrip("/"):
             return await respond(send, 404, b"Not Found", [(b"content-type", b"text/plain")])
         if self._token is not None and not self._authorized(scope["headers"]):
             return await respond(send, 401, b"Unauthorized", [
@@ -148,8 +148,8 @@ class StdioBridge:
         children = [*self.modern.children, *self.legacy.children]
         forwarded = sum(child.forwarded for child in children)
         failed = sum(child.failed for child in children)
-        return (f"{forwarded} calls forwarded ({failed} failed by the bridge), "
-                f"{self.sessions.opened} sessions opened, children started: "
+        return (f"{_count(forwarded, 'call')} forwarded ({failed} failed by the bridge), "
+                f"{_count(self.sessions.opened, 'session')} opened, children started: "
                 f"{sum(c.generation for c in self.modern.children)} for 2026-07-28, "
                 f"{sum(c.generation for c in self.legacy.children)} for the 2025 era")
 
@@ -206,7 +206,8 @@ class StdioBridge:
         if not self.handshake_only:
             child = await self.modern.pick()  # its first start finds out
             if not self.handshake_only:
-                return await self._call(child, r, receive, send, [], self._modern_status)
+                await self._call(child, r, receive, send, [], self._modern_status)
+                return
         await self._translated(r, receive, send)
 
     async def _discover(self, child: SharedChild) -> None:
@@ -284,11 +285,12 @@ class StdioBridge:
             session.subscriptions.discard(param(body, "uri"))
             if self.sessions.subscribed(param(body, "uri")):  # others still want it
                 return await respond(send, 200, _empty_result(r), [JSON, *header])
-        elif r.method == "resources/subscribe":
-            uri = param(body, "uri")
+        call = await self._call(await self.legacy.pick(), r, receive, send, header, None,
+                                session)
+        if r.method == "resources/subscribe" and _succeeded(call):
+            uri = param(body, "uri")  # recorded once the child accepted it
             if type(uri) is str:
                 session.subscriptions.add(uri)
-        await self._call(await self.legacy.pick(), r, receive, send, header, None, session)
 
     async def _initialize(self, r: rpcline.Route, receive: Receive, send: Send) -> None:
         """A new session: answered from the handshake the bridge made with a legacy child."""
@@ -323,7 +325,8 @@ class StdioBridge:
         assert call.answer is not None
         answer = rpcline.route(call.answer)
         if answer.kind != "response" or answer.result_span is None:
-            raise RuntimeError(f"the server refused the handshake: {call.answer[:200]!r}")
+            said = call.answer[:200].decode("utf-8", "replace")
+            raise RuntimeError(f"the server refused the handshake; it answered {said}")
         self.initialized = answer
         child.write(lines.notification("notifications/initialized"))
         if self._child_level is not None:
@@ -389,7 +392,7 @@ class StdioBridge:
     async def _call(self, child: SharedChild, r: rpcline.Route, receive: Receive, send: Send,
                     headers: Headers, status_of: Callable[[bytes], int] | None,
                     session: Session | None = None,
-                    translate: Callable[[bytes], bytes] | None = None) -> None:
+                    translate: Callable[[bytes], bytes] | None = None) -> Call:
         await child.writable()
         assert r.id is not None  # a request
         call = Call(r.id)
@@ -401,6 +404,25 @@ class StdioBridge:
         finally:
             if session is not None and session.calls.get(r.id) is call:
                 del session.calls[r.id]
+        return call
+
+
+def _route_path(scope: Scope) -> str:
+    """The request's path below where the app is mounted: a Starlette ``Mount`` keeps
+    ``path`` whole and extends ``root_path`` (as uvicorn's ``--root-path`` does), so a
+    bridge mounted at ``/github`` serves ``/github/mcp``."""
+    path, root = scope["path"], scope.get("root_path", "")
+    return path[len(root):] if root and path.startswith(root) else path
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _succeeded(call: Call) -> bool:
+    """Whether the child answered ``call`` with a result (not an error, not a failure)."""
+    answer = call.answer
+    return answer is not None and rpcline.route(answer).result_span is not None
 
 
 def _empty_result(r: rpcline.Route) -> bytes:

@@ -11,7 +11,8 @@ reader is quadratic), bounded by ``max_line_bytes``, and each line is validated 
 SDK's ``jsonrpc_message_adapter``. A line the adapter refuses (cut short, invalid UTF-8,
 over the bound) whose id names a call in flight fails that call at once with a -32000
 error naming the cause; the SDK's transport leaves it waiting. Needs ``mcp``
-(``pip install 'rpcline[sdk]'``), imported when a client starts, not with this module.
+(``pip install '.[sdk]'`` in a clone, ``'rpcline[sdk]'`` once released), imported when a
+client starts, not with this module.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import os
+import shutil
 import sys
 from typing import Any
 
@@ -45,9 +46,12 @@ def add_parser(commands: Any, positive: Any) -> None:
                             "cancellation (default: none)")
     serve.add_argument("--allow-host", action="append", metavar="HOST",
                        help="a Host header to accept (host:port, host:* for any port); "
-                            "repeatable (default: localhost's)")
+                            "repeatable; given, the list replaces the default (localhost's: "
+                            "127.0.0.1:*, localhost:*, [::1]:*)")
     serve.add_argument("--allow-origin", action="append", metavar="ORIGIN",
-                       help="an Origin header to accept; repeatable (default: localhost's)")
+                       help="an Origin header to accept; repeatable; given, the list "
+                            "replaces the default (localhost's, http://127.0.0.1:* and the "
+                            "like)")
     serve.add_argument("--token-env", metavar="VAR",
                        help="require 'Authorization: Bearer TOKEN', TOKEN read from the "
                             "environment variable VAR")
@@ -55,8 +59,9 @@ def add_parser(commands: Any, positive: Any) -> None:
                        help="sign session ids with the key in the environment variable VAR: "
                             "instances sharing it take each other's sessions (scale-out)")
     serve.add_argument("--env", action="append", metavar="VAR",
-                       help="an environment variable to pass to COMMAND; repeatable (only "
-                            "PATH, HOME and the locale pass otherwise)")
+                       help="an environment variable to pass to COMMAND; repeatable. Only "
+                            "PATH, HOME, LANG, LC_ALL, TMPDIR and SYSTEMROOT pass otherwise: "
+                            "not a proxy's (--env HTTPS_PROXY --env NO_PROXY), not a secret")
     serve.add_argument("--max-line-bytes", type=positive, default=None, metavar="N",
                        help="longest line either way, per child (default: 64 MiB)")
     serve.add_argument("--max-pending", type=positive, default=None, metavar="N",
@@ -77,6 +82,9 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         return _usage("no server command (rpcline serve -- COMMAND [ARG...])")
+    if shutil.which(command[0]) is None:  # the children's PATH is this one's
+        return _usage(f"cannot run {command[0]}: no such executable"
+                      + ("" if os.sep in command[0] else " on PATH"))
     hosts, origins = args.allow_host, args.allow_origin
     if not _loopback(args.host) and (hosts is None or origins is None):
         return _usage(f"binding {args.host} serves other machines: name the Host and Origin "
@@ -90,7 +98,8 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
     try:
         import uvicorn
     except ImportError:
-        return _usage("uvicorn is not installed: pip install 'rpcline[serve]'")
+        return _usage("uvicorn is not installed: pip install '.[serve]' in a clone of "
+                      "rpcline, or pip install 'rpcline[serve]' from a release")
     from rpcline import bridge, proxy
 
     app = bridge.StdioBridge(

@@ -41,11 +41,13 @@ class Recorder:
         self._close(None)
 
     def write(self, file: IO[bytes] | None, data: bytes) -> None:
-        """``data`` to ``file`` (``self.client`` or ``self.server``), while recording."""
+        """``data`` to ``file`` (``self.client`` or ``self.server``), while recording, and on
+        to the disk at once: a record can be tailed, and a killed gateway loses none of it."""
         if file is None:
             return
         try:
             file.write(data)
+            file.flush()
         except OSError as error:
             self._close((file, error))
 

@@ -1,0 +1,140 @@
+"""``rpcline serve`` as an operator meets it on the first day (issue 44): a wrong command,
+a record to tail, a bridge mounted in an app, a subscription the server refused, the words
+of ``--help`` and of the docs a clone user follows."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+pytest.importorskip("uvicorn", reason="uvicorn (the serve extra) is not installed")
+httpx = pytest.importorskip("httpx", reason="httpx (the interop extra) is not installed")
+pytest.importorskip("anyio", reason="anyio comes with the interop extra")
+
+from _asgi import serving
+
+from rpcline.bridge import StdioBridge
+
+PEER = [sys.executable, str(Path(__file__).parent / "bridge_peer.py")]
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INIT = orjson.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {},
+    "clientInfo": {"name": "t", "version": "1"}}})
+ROOT = Path(__file__).parents[1]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def request(id: Any, method: str, params: dict[str, Any] | None = None) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params or {}})
+
+
+def test_a_command_that_cannot_run_is_caught_at_start_up() -> None:
+    for command in ("no-such-mcp-server-anywhere", "/no/such/dir/server"):
+        done = subprocess.run([sys.executable, "-m", "rpcline", "serve", "--port", "0", "--",
+                               command, "--flag"], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.splitlines() == [f"rpcline serve: cannot run {command}: no such "
+                                            "executable" + ("" if "/" in command else " on PATH")]
+
+
+@pytest.mark.anyio
+async def test_the_record_is_written_as_lines_come(tmp_path: Path) -> None:
+    app = StdioBridge(PEER, record=str(tmp_path / "rec"))
+    try:
+        async with serving(app, timeout=60) as url, httpx.AsyncClient(timeout=20) as http:
+            opened = await http.post(url, headers=HEADERS, content=INIT)
+            session = {**HEADERS, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+            await http.post(url, headers=session, content=request(5, "ping"))
+            sent = (tmp_path / "rec.2025-1.client.jsonl").read_bytes()  # still serving
+            written = (tmp_path / "rec.2025-1.server.jsonl").read_bytes()
+    finally:
+        await app.aclose()
+    assert b'"method":"ping"' in sent and b'"method":"initialize"' in sent
+    assert written.count(b"\n") == 2  # the handshake's answer and the ping's
+
+
+@pytest.mark.anyio
+async def test_a_mounted_bridge_serves_below_its_mount() -> None:
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    bridge = StdioBridge(PEER)
+    app = Starlette(routes=[Mount("/github", app=bridge)])
+    transport = httpx.ASGITransport(app=app)
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000",
+                                     timeout=20) as http:
+            mounted = await http.post("/github/mcp", headers=HEADERS, content=INIT)
+            elsewhere = await http.post("/github/other", headers=HEADERS, content=INIT)
+    finally:
+        await bridge.aclose()
+    assert mounted.status_code == 200, mounted.text
+    assert mounted.json()["result"]["serverInfo"]["name"] == "bridge-peer"
+    assert elsewhere.status_code == 404
+
+
+@pytest.mark.anyio
+async def test_a_subscription_the_server_refused_is_not_recorded() -> None:
+    app = StdioBridge(PEER)
+    updated = [{"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                "params": {"uri": uri}} for uri in ("test://refused", "test://a")]
+    seen: list[Any] = []
+    try:
+        async with serving(app, timeout=60) as url, httpx.AsyncClient(timeout=20) as http:
+            opened = await http.post(url, headers=HEADERS, content=INIT)
+            session = {**HEADERS, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+            refused = await http.post(url, headers=session, content=request(
+                1, "resources/subscribe", {"uri": "test://refused"}))
+            accepted = await http.post(url, headers=session, content=request(
+                2, "resources/subscribe", {"uri": "test://a"}))
+
+            async def listen() -> None:
+                async with http.stream("GET", url, headers=session) as stream:
+                    async for line in stream.aiter_lines():
+                        if line.startswith("data: "):
+                            seen.append(json.loads(line[6:]))
+
+            listening = asyncio.create_task(listen())
+            await asyncio.sleep(0.3)
+            await http.post(url, headers=session, content=request(3, "tools/call", {
+                "name": "notify", "arguments": {"messages": updated}}))
+            await asyncio.sleep(0.3)
+            listening.cancel()
+    finally:
+        await app.aclose()
+    assert refused.json()["error"]["code"] == -32601 and accepted.json()["result"] == {}
+    assert seen == [updated[1]]
+
+
+def test_help_says_the_allow_lists_replace_the_defaults_and_what_a_child_gets() -> None:
+    done = subprocess.run([sys.executable, "-m", "rpcline", "serve", "--help"],
+                          capture_output=True, text=True, timeout=60, env={"COLUMNS": "200",
+                          **{k: v for k, v in __import__("os").environ.items()}})
+    text = " ".join(done.stdout.split())
+    assert text.count("replaces the default") == 2
+    assert "PATH, HOME, LANG, LC_ALL, TMPDIR and SYSTEMROOT" in text
+
+
+def test_install_commands_in_the_docs_work_from_a_clone() -> None:
+    # There is no release on PyPI yet: every `pip install 'rpcline[...]'` says it is for one.
+    for path in [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "examples").glob(
+            "*.py"), ROOT / "src" / "rpcline" / "sdk.py", ROOT / "src" / "rpcline" / "_cli" /
+            "serve.py"]:
+        if not path.exists():
+            continue
+        text = " ".join(path.read_text().split())
+        for match in re.finditer(r"pip install '?rpcline\[", text):
+            around = text[max(0, match.start() - 160):match.end() + 160]
+            assert "release" in around, (path.name, around)
