@@ -138,3 +138,27 @@ def test_install_commands_in_the_docs_work_from_a_clone() -> None:
         for match in re.finditer(r"pip install '?rpcline\[", text):
             around = text[max(0, match.start() - 160):match.end() + 160]
             assert "release" in around, (path.name, around)
+
+
+@pytest.mark.anyio
+async def test_the_request_log_names_each_request_and_never_its_token() -> None:
+    lines: list[str] = []
+    app = StdioBridge(PEER, token="s3cret-token", access_log=lines.append)
+    authorized = {**HEADERS, "Authorization": "Bearer s3cret-token"}
+    try:
+        async with serving(app, timeout=60) as url, httpx.AsyncClient(timeout=20) as http:
+            opened = await http.post(url, headers=authorized, content=INIT)
+            session = {**authorized, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+            await http.post(url, headers=session, content=request(1, "tools/call", {
+                "name": "echo\nforged", "arguments": {"secret": "argument"}}))
+            await http.post(url, headers=HEADERS, content=INIT)  # no token: 401
+            await http.post(url, headers={**authorized, "Host": "evil.example"}, content=INIT)
+    finally:
+        await app.aclose()
+    assert len(lines) == 4, lines
+    pattern = r'127\.0\.0\.1:\d+ "POST /mcp" {} ?{}[0-9.]+ ms'
+    assert re.fullmatch(pattern.format(200, "initialize "), lines[0]), lines[0]
+    assert re.fullmatch(pattern.format(200, r"tools/call echo\\nforged "), lines[1]), lines[1]
+    assert re.fullmatch(pattern.format(401, ""), lines[2]), lines[2]
+    assert re.fullmatch(pattern.format(421, ""), lines[3]), lines[3]
+    assert not any("s3cret" in line or "argument" in line for line in lines)

@@ -29,8 +29,9 @@ from rpcline._gateway import bridge_eras as eras
 from rpcline._gateway import bridge_lines as lines
 from rpcline._gateway.asgi import (HANDSHAKE_PROTOCOL_VERSIONS, MAX_BODY_BYTES, TOO_LARGE, VERDICT,
                                    Receive, Scope, Send, is_modern, read_body, respond)
-from rpcline._gateway.bridge_http import (JSON, Headers, accepts, answer_call, content_type,
-                                          is_exactly_json, refuse, says_json, stream)
+from rpcline._gateway.bridge_http import (JSON, MCP, NAMED, Headers, accepts, answer_call,
+                                          content_type, is_exactly_json, logged, refuse,
+                                          says_json, stream)
 from rpcline._gateway.bridge_sessions import LEVELS, Session, Sessions, param
 from rpcline._gateway.child import child_environment
 from rpcline._gateway.pool import HANDSHAKE_TIMEOUT, Pool
@@ -87,6 +88,7 @@ class StdioBridge:
         kill_after: float = DEFAULT_KILL_AFTER,
         record: str | None = None,
         log: Callable[[str], None] | None = None,
+        access_log: Callable[[str], None] | None = None,
     ) -> None:
         if isinstance(command, str) or not command:
             raise TypeError("command must be a non-empty sequence of str (the program and "
@@ -95,6 +97,7 @@ class StdioBridge:
             raise ValueError(f"children must be an int >= 1, not {children!r}")
         self.path = path
         self.log = _stderr if log is None else log
+        self.access_log = access_log
         self._token = None if token is None else token.encode()
         self.max_body_bytes = max_body_bytes
         limits = Limits(max_line_bytes, max_pending, max_pending_bytes, request_timeout,
@@ -124,6 +127,11 @@ class StdioBridge:
             return await self._lifespan(receive, send)
         if scope["type"] != "http":
             return None
+        if self.access_log is not None:
+            return await logged(self._http, self.access_log, scope, receive, send)
+        return await self._http(scope, receive, send)
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         if _route_path(scope).rstrip("/") != self.path.rstrip("/"):
             return await respond(send, 404, b"Not Found", [(b"content-type", b"text/plain")])
         if self._token is not None and not self._authorized(scope["headers"]):
@@ -181,7 +189,7 @@ class StdioBridge:
                 return await refuse(send, 404, "Not Found: Invalid or expired session ID")
         method = scope["method"]
         if method == "POST":
-            return await self._legacy_post(session, headers, receive, send)
+            return await self._legacy_post(scope, session, receive, send)
         if session is None:
             return await refuse(send, 400, "Bad Request: Missing session ID")
         if method == "GET":
@@ -200,7 +208,9 @@ class StdioBridge:
         if not accepts(scope["headers"])[0]:
             return await respond(send, 406, b"", [])
         # The Guard read the body and checked it: a request or a notification, routed once.
-        r = scope[VERDICT].route
+        verdict = scope[VERDICT]
+        r = verdict.route
+        scope[MCP] = (r.method, verdict.name)  # for the request log
         if r.kind != "request":
             return await respond(send, 202, b"", [])
         if not self.handshake_only:
@@ -243,8 +253,9 @@ class StdioBridge:
 
     # --- 2025: sessions ---------------------------------------------------------------------------
 
-    async def _legacy_post(self, session: Session | None, headers: Headers, receive: Receive,
+    async def _legacy_post(self, scope: Scope, session: Session | None, receive: Receive,
                            send: Send) -> None:
+        headers = scope["headers"]
         json_ok, sse_ok = accepts(headers)
         if not (json_ok and sse_ok):
             return await refuse(send, 406, "Not Acceptable: Client must accept both "
@@ -259,6 +270,9 @@ class StdioBridge:
             return await refuse(send, 413, "Request body too large")
         assert isinstance(body, bytes)
         r = rpcline.route(body)
+        if self.access_log is not None:
+            named = NAMED.get(r.method) if r.method is not None else None
+            scope[MCP] = (r.method, None if named is None else param(body, named))
         if r.kind == "refused":
             assert r.error is not None
             refused = rpcline.error_response(rpcline.Refused(r.id, r.error))

@@ -24,6 +24,7 @@ STATUS = """\
 uvicorn does)"""
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+LOG_LEVELS = ("error", "warning", "info", "debug")
 
 
 def add_parser(commands: Any, positive: Any) -> None:
@@ -69,6 +70,11 @@ def add_parser(commands: Any, positive: Any) -> None:
     serve.add_argument("--max-sessions", type=positive, default=10_000, metavar="N",
                        help="2025-era sessions open at once; one more ends the least "
                             "recently used idle one")
+    serve.add_argument("--log-level", choices=LOG_LEVELS, default="warning",
+                       help="info (or debug) adds one line per HTTP request: client, method "
+                            "and path, status, MCP method and name, time taken; never a "
+                            "token or a body (default: warning: child starts, exits and "
+                            "faults, and the summary at shutdown)")
     serve.add_argument("--record", metavar="PREFIX",
                        help="write PREFIX.ERA-N.client.jsonl and .server.jsonl: every byte "
                             "each child was sent and wrote")
@@ -109,10 +115,13 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
         allowed_origins=bridge.LOCALHOST_ORIGINS if origins is None else origins,
         max_line_bytes=args.max_line_bytes or proxy.DEFAULT_MAX_LINE_BYTES,
         max_pending=args.max_pending or proxy.DEFAULT_MAX_PENDING,
-        max_sessions=args.max_sessions, record=args.record)
+        max_sessions=args.max_sessions, record=args.record,
+        access_log=_stderr if args.log_level in ("info", "debug") else None)
     print(f"rpcline serve: http://{args.host}:{args.port}/mcp for {' '.join(command)}",
           file=sys.stderr, flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", lifespan="on")
+    # uvicorn's own access log would repeat the bridge's, without the MCP method.
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
+                access_log=False, lifespan="on")
     return 0
 
 
@@ -123,6 +132,10 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _stderr(line: str) -> None:
+    print(f"rpcline serve: {line}", file=sys.stderr, flush=True)
 
 
 def _usage(message: str) -> int:

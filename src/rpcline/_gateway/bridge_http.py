@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterable
-from typing import Final
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Final
 
 import orjson
 
 from rpcline._gateway import bridge_lines as lines
-from rpcline._gateway.asgi import Receive, Send, respond
+from rpcline._gateway.asgi import Message, Receive, Scope, Send, respond
 from rpcline._gateway.shared_child import Call, SharedChild
 
 Headers = list[tuple[bytes, bytes]]
@@ -25,6 +26,10 @@ SSE_HEADERS: Final = [(b"content-type", b"text/event-stream"),
                       (b"cache-control", b"no-cache, no-transform"),
                       (b"x-accel-buffering", b"no")]  # fmt: skip
 INVALID_REQUEST: Final = -32600
+# Where the bridge leaves a request's MCP method and the name it names, for the request log.
+MCP: Final = "rpcline.mcp"
+# The params member that names what a method acts on (as Mcp-Name mirrors it).
+NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
 async def refuse(send: Send, status: int, message: str, code: int = INVALID_REQUEST,
@@ -32,6 +37,42 @@ async def refuse(send: Send, status: int, message: str, code: int = INVALID_REQU
     """A JSON-RPC error with no id, as the SDK's transports answer an HTTP-level refusal."""
     body = orjson.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}})
     await respond(send, status, body, [JSON, *headers])
+
+
+async def logged(app: Callable[[Scope, Receive, Send], Awaitable[None]],
+                 log: Callable[[str], None], scope: Scope, receive: Receive,
+                 send: Send) -> None:
+    """``app`` for one HTTP request, then one line for it: the client's address, the method
+    and path, the status, the MCP method and the name it names, the time taken. Never a
+    header's value (a token) or a body."""
+    started = time.perf_counter()
+    status: list[int] = []
+
+    async def send_noted(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            status.append(message["status"])
+        await send(message)
+
+    try:
+        await app(scope, receive, send_noted)
+    finally:
+        log(access_line(scope, status[0] if status else None,
+                        time.perf_counter() - started))
+
+
+def access_line(scope: Scope, status: int | None, seconds: float) -> str:
+    client = scope.get("client")
+    address = f"{client[0]}:{client[1]}" if client else "-"
+    method, name = scope.get(MCP) or (None, None)
+    mcp = "" if method is None else f" {method}" + ("" if name is None else f" {_shown(name)}")
+    return (f'{address} "{scope["method"]} {scope["path"]}" {status or "-"}{mcp} '
+            f"{seconds * 1000:.1f} ms")
+
+
+def _shown(name: Any) -> str:
+    """A name as it may stand in a log line: a string, cut short, its controls escaped."""
+    text = name if isinstance(name, str) else repr(name)
+    return repr(text[:80])[1:-1]
 
 
 def content_type(headers: Headers) -> str:
