@@ -9,6 +9,7 @@ translation docs/serve.md states.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import venv
@@ -17,6 +18,8 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 mcp = pytest.importorskip("mcp", reason="the official MCP SDK (the interop extra) is not "
                           "installed")
@@ -25,8 +28,10 @@ httpx = pytest.importorskip("httpx", reason="httpx comes with the MCP SDK")
 
 from _asgi import serving
 from mcp.client.stdio import StdioServerParameters
-from test_bridge import call_tool, modern
+from mcp_types.methods import CACHEABLE_METHODS, CLIENT_REQUESTS
+from test_bridge import V, call_tool, modern
 
+from rpcline._gateway import bridge_eras as eras
 from rpcline.bridge import StdioBridge
 
 pytestmark = pytest.mark.anyio
@@ -111,15 +116,84 @@ async def test_what_is_translated_and_what_is_not(mcp1_python: str) -> None:
     assert orjson.loads(raw)["result"]["content"][0]["text"] == "t"
 
 
-def test_completed_splices_only_what_is_missing() -> None:
-    from rpcline._gateway.bridge_eras import completed
+# The SDK's tables of the requests each era defines.
+MODERN_METHODS = {method for method, version in CLIENT_REQUESTS if version == V}
+HANDSHAKE_METHODS = {method for method, version in CLIENT_REQUESTS if version == "2025-11-25"}
 
-    assert completed(b'{"jsonrpc":"2.0","id":1,"result":{}}', "ping") == (
-        b'{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}')
-    assert completed(b'{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}', "tools/list") == (
-        b'{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","ttlMs":0,'
-        b'"cacheScope":"private","tools":[]}}')
-    kept = b'{"jsonrpc":"2.0","id":1,"result":{"resultType":"incomplete","ttlMs":5}}'
+
+def answer(result: bytes) -> bytes:
+    return b'{"jsonrpc":"2.0","id":1,"result":' + result + b"}"
+
+
+def test_completed_splices_only_what_is_missing() -> None:
+    completed = eras.completed
+    assert completed(answer(b"{}"), "ping") == answer(b'{"resultType":"complete"}')
+    assert completed(answer(b'{"tools":[]}'), "tools/list") == answer(
+        b'{"resultType":"complete","ttlMs":0,"cacheScope":"private","tools":[]}')
+    kept = answer(b'{"resultType":"incomplete","ttlMs":5,"cacheScope":"public"}')
     assert completed(kept, "tools/list") == kept
     error = b'{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"m"}}'
     assert completed(error, "tools/list") == error
+    assert completed(answer(b"[1]"), "tools/list") == answer(b"[1]")
+    # The same names below the result's top level are no members of it.
+    nested = (b'{"tools":[{"name":"t","inputSchema":{"properties":{"resultType":{},'
+              b'"ttlMs":{},"cacheScope":{}}},"_meta":{"k":1}}]}')
+    assert completed(answer(nested), "tools/list") == answer(
+        b'{"resultType":"complete","ttlMs":0,"cacheScope":"private",' + nested[1:])
+    # A name written with escapes is the same name; whitespace stays where it was.
+    assert completed(answer(b'{ "\\u0074tlMs" : 5 }'), "tools/list") == answer(
+        b'{"resultType":"complete","cacheScope":"private", "\\u0074tlMs" : 5 }')
+    spaced = b'{ "jsonrpc" : "2.0" , "id" : 1 , "result" : { } }'
+    assert completed(spaced, "ping") == (
+        b'{ "jsonrpc" : "2.0" , "id" : 1 , "result" : {"resultType":"complete" } }')
+
+
+def test_a_large_result_is_read_in_bounded_memory() -> None:
+    """Finding a result's own members walks it: in no more memory than the answer's size
+    (not a regular expression's backtracking state per string: a quarter of a GB here)."""
+    import tracemalloc
+
+    result = orjson.dumps({"structuredContent": {"v": ["ab"] * 500_000}, "ttlMs": 5})
+    line = answer(result)
+    tracemalloc.start()
+    try:
+        out = eras.completed(line, "tools/list")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert out == answer(b'{"resultType":"complete","cacheScope":"private",' + result[1:])
+    assert peak < 2 * len(out)
+
+
+def reference(result: dict[str, Any], method: str) -> dict[str, Any]:
+    """What the SDK's ServerRunner._serialize makes of a handshake-era result: hints and
+    resultType where absent."""
+    out = dict(result)
+    out.setdefault("resultType", "complete")
+    if method in CACHEABLE_METHODS:
+        out = {"ttlMs": 0, "cacheScope": "private", **out}
+    return out
+
+
+NAMES = st.sampled_from(["resultType", "ttlMs", "cacheScope", "_meta", "content", "x"]) | (
+    st.text(max_size=4))
+SCALARS = (st.none() | st.booleans() | st.integers(-2**63, 2**63 - 1)
+           | st.floats(allow_nan=False, allow_infinity=False)
+           | st.text(st.characters(blacklist_categories=("Cs",)), max_size=8))
+VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3)
+                      | st.dictionaries(NAMES, inner, max_size=4), max_leaves=12)
+
+
+@given(result=st.dictionaries(NAMES, VALUES, max_size=6),
+       method=st.sampled_from(sorted(MODERN_METHODS & HANDSHAKE_METHODS)),
+       style=st.sampled_from(["orjson", "ascii", "spaced"]))
+def test_completed_is_the_sdks_serialization_on_any_result(
+        result: dict[str, Any], method: str, style: str) -> None:
+    if style == "orjson":
+        text = orjson.dumps(result)
+    else:  # \u escapes (names too), or whitespace wherever JSON allows it
+        text = json.dumps(result, ensure_ascii=True, indent=None if style == "ascii" else 1,
+                          separators=(",", ":") if style == "ascii" else (" ,", " : ")).encode()
+    line = b'{"jsonrpc":"2.0","id":1,"result":' + text + b"}"
+    out = orjson.loads(eras.completed(line, method))
+    assert out == {"jsonrpc": "2.0", "id": 1, "result": reference(result, method)}

@@ -7,15 +7,17 @@ then serve 2026-07-28 requests too: ``server/discover`` is answered from their
 ``initialize`` result, and the methods both eras share are forwarded as they came (their
 ``_meta`` envelope is extra metadata to a handshake-era server, which ignores it), and
 their results get the members the 2026-07-28 wire requires and a handshake-era server
-never writes, spliced in at the start of the result object (nothing is re-encoded):
-``"resultType": "complete"``, and ``"ttlMs": 0, "cacheScope": "private"`` (immediately
-stale, never shared: the SDK's own defaults) on the results that carry caching directives.
+never writes, spliced in at the start of the result object where it has no such member
+of its own (nothing is re-encoded): ``"resultType": "complete"``, and ``"ttlMs": 0,
+"cacheScope": "private"`` (immediately stale, never shared: the SDK's own defaults) on the
+results that carry caching directives.
 What has no handshake-era counterpart is answered -32601 naming it. Nothing else is
 translated.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
 
 import orjson
@@ -24,6 +26,9 @@ from rpcline._core.route import Route, route
 from rpcline._core.shared import RequestId
 from rpcline._version import __version__
 from rpcline._gateway.bridge_lines import error
+
+Span = tuple[int, int]
+Edit = tuple[int, int, bytes]  # a span of a line, and the bytes that replace it
 
 V2026: Final = "2026-07-28"
 PROBE_PARAMS: Final = {"_meta": {
@@ -38,24 +43,32 @@ SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 CACHEABLE: Final = frozenset({"tools/list", "resources/list", "resources/templates/list",
                               "resources/read", "prompts/list"})  # fmt: skip
 COMPLETE: Final = b'"resultType":"complete"'
-CACHE: Final = b'"ttlMs":0,"cacheScope":"private"'
+HINTS: Final = (("ttlMs", b'"ttlMs":0'), ("cacheScope", b'"cacheScope":"private"'))
+# A result whose bytes hold none of these has none of the names completed() looks for among
+# its members (a name is its quoted bytes, unless written with \u escapes): it is not read.
+NAMED: Final = (b'"resultType"', b'"ttlMs"', b'"cacheScope"', b"\\u")
 
 
 def completed(answer: bytes, method: str) -> bytes:
-    """A handshake-era child's answer as the 2026-07-28 wire requires it (see above)."""
-    r = route(answer)
-    span = r.result_span
-    if span is None or answer[span[0]:span[0] + 1] != b"{":
+    """A handshake-era child's answer as the 2026-07-28 wire requires it (see above): the
+    members its result lacks are spliced in at its start. What the child wrote stays as it
+    wrote it."""
+    span = route(answer).result_span
+    if span is None or answer[span[0]] != 0x7B:
         return answer  # an error, or a result that is no object: as it came
     start, end = span
-    members = [] if b'"resultType"' in answer[start:end] else [COMPLETE]
-    if method in CACHEABLE and b'"ttlMs"' not in answer[start:end]:
-        members.append(CACHE)
-    if not members:
-        return answer
-    empty = not answer[start + 1:end - 1].strip()
-    inserted = b",".join(members) + (b"" if empty else b",")
-    return answer[:start + 1] + inserted + answer[start + 1:]
+    if any(answer.find(name, start, end) >= 0 for name in NAMED):
+        present = members(answer, start)
+        empty = not present
+    else:  # none of them is a member: no need to read the result
+        present, empty = {}, _skip(_WHITESPACE, answer, start + 1) == end - 1
+    added = [] if "resultType" in present else [COMPLETE]
+    if method in CACHEABLE:
+        added += [member for name, member in HINTS if name not in present]
+    edits: list[Edit] = []
+    if added:
+        edits.append((start + 1, start + 1, b",".join(added) + (b"" if empty else b",")))
+    return _spliced(answer, edits)
 
 
 def answered_discover(answer: bytes | None) -> bool:
@@ -83,3 +96,67 @@ def discover_result(initialized: Route, id: RequestId) -> bytes:
 def untranslated(id: RequestId, method: str) -> bytes:
     return error(id, -32601, f"Method not found: {method} (the server speaks the 2025 "
                  "handshake era only, and rpcline serve does not translate it)")
+
+
+def _spliced(line: bytes, edits: list[Edit]) -> bytes:
+    """``line`` with each ``(start, end)`` span (none overlapping) replaced by its bytes."""
+    if not edits:
+        return line
+    view = memoryview(line)  # each byte of a large answer copied once, by the join
+    pieces: list[bytes | memoryview] = []
+    at = 0
+    for start, end, new in sorted(edits):
+        pieces += (view[at:start], new)
+        at = end
+    pieces.append(view[at:])
+    return b"".join(pieces)
+
+
+# --- reading a child's result: valid JSON (route checked it), members found, not decoded ---
+
+# Possessive (*+, ++): a match keeps no state to backtrack into, so a value of a million
+# strings is skipped in no more memory than one.
+_WHITESPACE: Final = re.compile(rb"[ \t\n\r]*")
+_STRING: Final = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
+# Up to the next bracket: runs of other bytes, and whole strings (a bracket in one is text).
+_TO_BRACKET: Final = re.compile(rb'(?:[^"\[\]{}]++|"[^"\\]*+(?:\\.[^"\\]*+)*+")*+', re.DOTALL)
+_SCALAR: Final = re.compile(rb"[^,\]} \t\n\r]*")
+
+
+def members(line: bytes, start: int) -> dict[str, Span]:
+    """The value span of each member of the valid JSON object at ``start`` in ``line``, by
+    its name (decoded); of a name given twice, the last, which orjson keeps."""
+    found: dict[str, Span] = {}
+    p = _skip(_WHITESPACE, line, start + 1)
+    while line[p] != 0x7D:  # }
+        name_end = _skip(_STRING, line, p)
+        name = line[p + 1:name_end - 1]
+        text: str = orjson.loads(line[p:name_end]) if b"\\" in name else name.decode()
+        value = _skip(_WHITESPACE, line, _skip(_WHITESPACE, line, name_end) + 1)  # past ':'
+        p = _value_end(line, value)
+        found[text] = (value, p)
+        p = _skip(_WHITESPACE, line, p)
+        if line[p] == 0x2C:  # ,
+            p = _skip(_WHITESPACE, line, p + 1)
+    return found
+
+
+def _value_end(line: bytes, p: int) -> int:
+    """The end of the valid JSON value that starts at ``p``."""
+    if line[p] == 0x22:
+        return _skip(_STRING, line, p)
+    if line[p] != 0x7B and line[p] != 0x5B:
+        return _skip(_SCALAR, line, p)
+    depth = 0
+    while True:
+        p = _skip(_TO_BRACKET, line, p)
+        depth += 1 if line[p] == 0x7B or line[p] == 0x5B else -1
+        p += 1
+        if depth == 0:
+            return p
+
+
+def _skip(pattern: re.Pattern[bytes], line: bytes, p: int) -> int:
+    match = pattern.match(line, p)
+    assert match is not None  # each matches at p in valid JSON
+    return match.end()
