@@ -28,7 +28,7 @@ httpx = pytest.importorskip("httpx", reason="httpx comes with the MCP SDK")
 
 from _asgi import serving
 from mcp.client.stdio import StdioServerParameters
-from mcp_types.methods import CACHEABLE_METHODS, CLIENT_REQUESTS
+from mcp_types.methods import CACHEABLE_METHODS, CLIENT_REQUESTS, validate_server_result
 from test_bridge import V, call_tool, modern
 
 from rpcline._gateway import bridge_eras as eras
@@ -106,6 +106,8 @@ async def test_what_is_translated_and_what_is_not(mcp1_python: str) -> None:
         await app.aclose()
     result = discovered["result"]
     assert result["supportedVersions"] == ["2026-07-28"] and result["resultType"] == "complete"
+    assert result["ttlMs"] == 0 and result["cacheScope"] == "private"  # required hints
+    validate_server_result("server/discover", V, result)
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == (
         "rpcline-handshake-server")
     assert "tools" in result["capabilities"]
@@ -119,6 +121,11 @@ async def test_what_is_translated_and_what_is_not(mcp1_python: str) -> None:
 # The SDK's tables of the requests each era defines.
 MODERN_METHODS = {method for method, version in CLIENT_REQUESTS if version == V}
 HANDSHAKE_METHODS = {method for method, version in CLIENT_REQUESTS if version == "2025-11-25"}
+
+
+def test_the_method_tables_are_the_sdks() -> None:
+    """Cache hints: on the SDK's cacheable methods, server/discover's answer among them."""
+    assert eras.CACHEABLE == CACHEABLE_METHODS
 
 
 def answer(result: bytes) -> bytes:
@@ -185,7 +192,7 @@ VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3)
 
 
 @given(result=st.dictionaries(NAMES, VALUES, max_size=6),
-       method=st.sampled_from(sorted(MODERN_METHODS & HANDSHAKE_METHODS)),
+       method=st.sampled_from(sorted(MODERN_METHODS & HANDSHAKE_METHODS | {"server/discover"})),
        style=st.sampled_from(["orjson", "ascii", "spaced"]))
 def test_completed_is_the_sdks_serialization_on_any_result(
         result: dict[str, Any], method: str, style: str) -> None:

@@ -5,12 +5,12 @@ A 2026 child is found by asking it ``server/discover`` first; a command that ans
 result speaks the handshake era only. Its 2025-era children, initialized by the bridge,
 then serve 2026-07-28 requests too: ``server/discover`` is answered from their
 ``initialize`` result, and the methods both eras share are forwarded as they came (their
-``_meta`` envelope is extra metadata to a handshake-era server, which ignores it), and
-their results get the members the 2026-07-28 wire requires and a handshake-era server
-never writes, spliced in at the start of the result object where it has no such member
-of its own (nothing is re-encoded): ``"resultType": "complete"``, and ``"ttlMs": 0,
-"cacheScope": "private"`` (immediately stale, never shared: the SDK's own defaults) on the
-results that carry caching directives.
+``_meta`` envelope is extra metadata to a handshake-era server, which ignores it). Their
+results, and the bridge's ``server/discover``, get the members the 2026-07-28 wire
+requires and a handshake-era server never writes, spliced in at the start of the result
+object where it has no such member of its own (nothing is re-encoded): ``"resultType":
+"complete"``, and ``"ttlMs": 0, "cacheScope": "private"`` (immediately stale, never
+shared: the SDK's own defaults) on the results that carry caching hints.
 What has no handshake-era counterpart is answered -32601 naming it. Nothing else is
 translated.
 """
@@ -38,10 +38,11 @@ PROBE_PARAMS: Final = {"_meta": {
 PROBE_TIMEOUT: Final = 10.0  # seconds a new child has to answer server/discover
 # 2026-07-28 methods a handshake-era server has no counterpart for.
 UNTRANSLATED: Final = frozenset({"subscriptions/listen"})
+DISCOVER: Final = "server/discover"
 SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 # Methods whose 2026-07-28 result is a CacheableResult (mcp_types): ttlMs and cacheScope.
 CACHEABLE: Final = frozenset({"tools/list", "resources/list", "resources/templates/list",
-                              "resources/read", "prompts/list"})  # fmt: skip
+                              "resources/read", "prompts/list", DISCOVER})  # fmt: skip
 COMPLETE: Final = b'"resultType":"complete"'
 HINTS: Final = (("ttlMs", b'"ttlMs":0'), ("cacheScope", b'"cacheScope":"private"'))
 # A result whose bytes hold none of these has none of the names completed() looks for among
@@ -77,7 +78,8 @@ def answered_discover(answer: bytes | None) -> bool:
 
 
 def discover_result(initialized: Route, id: RequestId) -> bytes:
-    """``server/discover``'s answer made from a handshake-era child's ``initialize`` result."""
+    """``server/discover``'s answer made from a handshake-era child's ``initialize`` result,
+    with what every translated result gets (``completed``): its caching hints too."""
     line = initialized.line
     span = initialized.result_span
     assert type(line) is bytes and span is not None
@@ -85,12 +87,11 @@ def discover_result(initialized: Route, id: RequestId) -> bytes:
     discovered: dict[str, Any] = {
         "supportedVersions": [V2026],
         "capabilities": result.get("capabilities", {}),
-        "resultType": "complete",
         "_meta": {SERVER_INFO: result.get("serverInfo", {})},
     }
     if "instructions" in result:
         discovered["instructions"] = result["instructions"]
-    return orjson.dumps({"jsonrpc": "2.0", "id": id, "result": discovered})
+    return completed(orjson.dumps({"jsonrpc": "2.0", "id": id, "result": discovered}), DISCOVER)
 
 
 def untranslated(id: RequestId, method: str) -> bytes:
