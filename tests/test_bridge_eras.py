@@ -102,6 +102,12 @@ async def test_what_is_translated_and_what_is_not(mcp1_python: str) -> None:
             listen = await http.post(url, content=body, headers=headers)
             body, headers = call_tool(5, "echo", {"text": "t"})
             raw = (await http.post(url, content=body, headers=headers)).content
+            forwarded = app.legacy.children[0].forwarded
+            unknown = {}
+            for method in ("ping", "initialize", "logging/setLevel", "rpcline/unknown"):
+                body, headers = modern(method, method)
+                unknown[method] = await http.post(url, content=body, headers=headers)
+            reached = app.legacy.children[0].forwarded - forwarded
     finally:
         await app.aclose()
     result = discovered["result"]
@@ -113,6 +119,13 @@ async def test_what_is_translated_and_what_is_not(mcp1_python: str) -> None:
     assert "tools" in result["capabilities"]
     assert listen.status_code == 404 and listen.json()["error"]["code"] == -32601
     assert "subscriptions/listen" in listen.json()["error"]["message"]
+    # What the revision does not define is the bridge's to answer, as the SDK's server does:
+    # the shared child would take an argument error for it, or answer it in a session.
+    for method, response in unknown.items():
+        assert response.status_code == 404
+        assert response.json()["error"] == {"code": -32601, "message": "Method not found",
+                                             "data": method}
+    assert reached == 0
     # The child's bytes, with only the required member spliced in at the result's start.
     assert raw.startswith(b'{"jsonrpc":"2.0","id":5,"result":{"resultType":"complete",')
     assert orjson.loads(raw)["result"]["content"][0]["text"] == "t"
@@ -124,7 +137,10 @@ HANDSHAKE_METHODS = {method for method, version in CLIENT_REQUESTS if version ==
 
 
 def test_the_method_tables_are_the_sdks() -> None:
-    """Cache hints: on the SDK's cacheable methods, server/discover's answer among them."""
+    """Forwarded: what both eras define; answered by the bridge: what only 2026-07-28 does;
+    cache hints: on the SDK's cacheable methods, server/discover's answer among them."""
+    assert eras.FORWARDED == MODERN_METHODS & HANDSHAKE_METHODS
+    assert eras.UNTRANSLATED | {eras.DISCOVER} == MODERN_METHODS - HANDSHAKE_METHODS
     assert eras.CACHEABLE == CACHEABLE_METHODS
 
 

@@ -234,12 +234,13 @@ class StdioBridge:
     async def _translated(self, r: rpcline.Route, receive: Receive, send: Send) -> None:
         """A 2026-07-28 request for a handshake-era server (``bridge_eras``)."""
         assert r.id is not None and r.method is not None
-        if r.method in eras.UNTRANSLATED:
-            return await respond(send, 404, eras.untranslated(r.id, r.method), [JSON])
-        child = await self.legacy.pick()
-        if r.method == "server/discover" and self.initialized is not None:
-            return await respond(send, 200, eras.discover_result(self.initialized, r.id), [JSON])
         method = r.method
+        if method not in eras.FORWARDED and method != eras.DISCOVER:  # never the child's to answer
+            answer = eras.not_found(r.id, method)
+            return await respond(send, self._modern_status(answer), answer, [JSON])
+        child = await self.legacy.pick()
+        if method == eras.DISCOVER and self.initialized is not None:
+            return await respond(send, 200, eras.discover_result(self.initialized, r.id), [JSON])
         await self._call(child, r, receive, send, [], self._modern_status,
                          translate=lambda answer: eras.completed(answer, method))
 

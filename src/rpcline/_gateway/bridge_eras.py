@@ -11,8 +11,11 @@ requires and a handshake-era server never writes, spliced in at the start of the
 object where it has no such member of its own (nothing is re-encoded): ``"resultType":
 "complete"``, and ``"ttlMs": 0, "cacheScope": "private"`` (immediately stale, never
 shared: the SDK's own defaults) on the results that carry caching hints.
-What has no handshake-era counterpart is answered -32601 naming it. Nothing else is
-translated.
+
+Any other method is answered -32601 by the bridge, as the SDK's own server answers a method
+the revision does not define: a handshake-era server would answer -32602 for a method it
+does not know (its request model matches nothing), which a 2026-07-28 client reads as bad
+arguments, and it would answer ``ping`` or ``initialize`` as if in a session of its own.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import orjson
 from rpcline._core.route import Route, route
 from rpcline._core.shared import RequestId
 from rpcline._version import __version__
-from rpcline._gateway.bridge_lines import error
+from rpcline._gateway.bridge_lines import METHOD_NOT_FOUND, error
 
 Span = tuple[int, int]
 Edit = tuple[int, int, bytes]  # a span of a line, and the bytes that replace it
@@ -39,6 +42,10 @@ PROBE_TIMEOUT: Final = 10.0  # seconds a new child has to answer server/discover
 # 2026-07-28 methods a handshake-era server has no counterpart for.
 UNTRANSLATED: Final = frozenset({"subscriptions/listen"})
 DISCOVER: Final = "server/discover"
+# The 2026-07-28 requests a handshake-era server defines too (mcp_types.methods).
+FORWARDED: Final = frozenset({"completion/complete", "prompts/get", "prompts/list",
+                              "resources/list", "resources/read", "resources/templates/list",
+                              "tools/call", "tools/list"})  # fmt: skip
 SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 # Methods whose 2026-07-28 result is a CacheableResult (mcp_types): ttlMs and cacheScope.
 CACHEABLE: Final = frozenset({"tools/list", "resources/list", "resources/templates/list",
@@ -94,9 +101,14 @@ def discover_result(initialized: Route, id: RequestId) -> bytes:
     return completed(orjson.dumps({"jsonrpc": "2.0", "id": id, "result": discovered}), DISCOVER)
 
 
-def untranslated(id: RequestId, method: str) -> bytes:
-    return error(id, -32601, f"Method not found: {method} (the server speaks the 2025 "
-                 "handshake era only, and rpcline serve does not translate it)")
+def not_found(id: RequestId, method: str) -> bytes:
+    """-32601 for a method the bridge does not forward to a handshake-era server."""
+    if method in UNTRANSLATED:
+        return error(id, METHOD_NOT_FOUND, f"Method not found: {method} (the server speaks the "
+                     "2025 handshake era only, and rpcline serve does not translate it)")
+    # What the SDK's server answers a method the revision does not define.
+    return orjson.dumps({"jsonrpc": "2.0", "id": id, "error": {
+        "code": METHOD_NOT_FOUND, "message": "Method not found", "data": method}})
 
 
 def _spliced(line: bytes, edits: list[Edit]) -> bytes:
