@@ -28,6 +28,7 @@ httpx = pytest.importorskip("httpx", reason="httpx comes with the MCP SDK")
 
 from _asgi import serving
 from mcp.client.stdio import StdioServerParameters
+from mcp_types import SERVER_INFO_META_KEY
 from mcp_types.methods import CACHEABLE_METHODS, CLIENT_REQUESTS, validate_server_result
 from test_bridge import V, call_tool, modern
 
@@ -59,6 +60,14 @@ def mcp1_python(tmp_path_factory: pytest.TempPathFactory) -> str:
     return python
 
 
+@pytest.fixture(scope="session")
+def mcp1_version(mcp1_python: str) -> str:
+    """The SDK 1.x's version: what its servers say as their own unless told otherwise."""
+    return subprocess.run([mcp1_python, "-c", "import importlib.metadata as m; "
+                           "print(m.version('mcp'), end='')"], capture_output=True, text=True,
+                          check=True, timeout=60).stdout
+
+
 async def results(client: Any) -> list[Any]:
     got: list[Any] = []
 
@@ -78,21 +87,34 @@ async def results(client: Any) -> list[Any]:
     return [a.model_dump(mode="json") for a in answers] + [got]
 
 
+def unstamped(answers: list[Any], stamp: dict[str, Any]) -> list[Any]:
+    """2026-07-28 answers without the serverInfo stamp (each must carry ``stamp``), which
+    the same server's answers in the handshake era never carry."""
+    for answer in answers[:-1]:
+        assert answer["meta"].pop(SERVER_INFO_META_KEY) == stamp
+        answer["meta"] = answer["meta"] or None
+    return answers
+
+
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28", "auto"])
-async def test_a_handshake_era_child_serves_both_eras(mcp1_python: str, mode: str) -> None:
+async def test_a_handshake_era_child_serves_both_eras(mcp1_python: str, mcp1_version: str,
+                                                      mode: str) -> None:
     direct = StdioServerParameters(command=mcp1_python, args=[str(SERVER)])
     async with mcp.Client(direct, mode="legacy") as client:  # all it speaks
         expected = await results(client)
     app = StdioBridge([mcp1_python, str(SERVER)])
     try:
         async with serving(app, timeout=120) as url, mcp.Client(url, mode=mode) as client:
-            assert await results(client) == expected
+            got = await results(client)
+            if mode != "legacy":
+                got = unstamped(got, {"name": "rpcline-handshake-server", "version": mcp1_version})
+            assert got == expected
     finally:
         await app.aclose()
     assert app.handshake_only == (mode != "legacy")  # found out by the 2026 probe
 
 
-async def test_what_is_translated_and_what_is_not(mcp1_python: str) -> None:
+async def test_what_is_translated_and_what_is_not(mcp1_python: str, mcp1_version: str) -> None:
     app = StdioBridge([mcp1_python, str(SERVER)])
     try:
         async with serving(app, timeout=120) as url, httpx.AsyncClient(timeout=30) as http:
@@ -126,8 +148,11 @@ async def test_what_is_translated_and_what_is_not(mcp1_python: str) -> None:
         assert response.json()["error"] == {"code": -32601, "message": "Method not found",
                                              "data": method}
     assert reached == 0
-    # The child's bytes, with only the required member spliced in at the result's start.
-    assert raw.startswith(b'{"jsonrpc":"2.0","id":5,"result":{"resultType":"complete",')
+    # The child's bytes, with the required member and the stamp (the serverInfo of its
+    # initialize result, as it wrote it) spliced in at the result's start.
+    info = b'{"name":"rpcline-handshake-server","version":"%s"}' % mcp1_version.encode()
+    assert raw.startswith(b'{"jsonrpc":"2.0","id":5,"result":{"resultType":"complete",'
+                          b'"_meta":{"io.modelcontextprotocol/serverInfo":' + info + b"},")
     assert orjson.loads(raw)["result"]["content"][0]["text"] == "t"
 
 
@@ -144,31 +169,55 @@ def test_the_method_tables_are_the_sdks() -> None:
     assert eras.CACHEABLE == CACHEABLE_METHODS
 
 
+INFO = b'{"name":"s","version":"1"}'
+STAMP = b'"_meta":{"io.modelcontextprotocol/serverInfo":' + INFO + b"}"
+
+
 def answer(result: bytes) -> bytes:
     return b'{"jsonrpc":"2.0","id":1,"result":' + result + b"}"
 
 
 def test_completed_splices_only_what_is_missing() -> None:
     completed = eras.completed
-    assert completed(answer(b"{}"), "ping") == answer(b'{"resultType":"complete"}')
-    assert completed(answer(b'{"tools":[]}'), "tools/list") == answer(
-        b'{"resultType":"complete","ttlMs":0,"cacheScope":"private","tools":[]}')
-    kept = answer(b'{"resultType":"incomplete","ttlMs":5,"cacheScope":"public"}')
-    assert completed(kept, "tools/list") == kept
+    assert completed(answer(b"{}"), "ping", None) == answer(b'{"resultType":"complete"}')
+    assert completed(answer(b'{"tools":[]}'), "tools/list", INFO) == answer(
+        b'{"resultType":"complete","ttlMs":0,"cacheScope":"private",' + STAMP + b',"tools":[]}')
+    kept = answer(b'{"resultType":"incomplete","ttlMs":5,"cacheScope":"public",'
+                  b'"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"own"}}}')
+    assert completed(kept, "tools/list", INFO) == kept
     error = b'{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"m"}}'
-    assert completed(error, "tools/list") == error
-    assert completed(answer(b"[1]"), "tools/list") == answer(b"[1]")
+    assert completed(error, "tools/list", INFO) == error
+    assert completed(answer(b"[1]"), "tools/list", INFO) == answer(b"[1]")
     # The same names below the result's top level are no members of it.
     nested = (b'{"tools":[{"name":"t","inputSchema":{"properties":{"resultType":{},'
               b'"ttlMs":{},"cacheScope":{}}},"_meta":{"k":1}}]}')
-    assert completed(answer(nested), "tools/list") == answer(
-        b'{"resultType":"complete","ttlMs":0,"cacheScope":"private",' + nested[1:])
+    assert completed(answer(nested), "tools/list", INFO) == answer(
+        b'{"resultType":"complete","ttlMs":0,"cacheScope":"private",' + STAMP + b"," +
+        nested[1:])
     # A name written with escapes is the same name; whitespace stays where it was.
-    assert completed(answer(b'{ "\\u0074tlMs" : 5 }'), "tools/list") == answer(
+    assert completed(answer(b'{ "\\u0074tlMs" : 5 }'), "tools/list", None) == answer(
         b'{"resultType":"complete","cacheScope":"private", "\\u0074tlMs" : 5 }')
     spaced = b'{ "jsonrpc" : "2.0" , "id" : 1 , "result" : { } }'
-    assert completed(spaced, "ping") == (
+    assert completed(spaced, "ping", None) == (
         b'{ "jsonrpc" : "2.0" , "id" : 1 , "result" : {"resultType":"complete" } }')
+
+
+def test_the_stamp_goes_into_a_results_own_meta_as_the_sdk_puts_it() -> None:
+    completed, key = eras.completed, b'"io.modelcontextprotocol/serverInfo":'
+    assert completed(answer(b'{"_meta":{"k":[1,"}"]},"content":[]}'), "tools/call", INFO) == (
+        answer(b'{"resultType":"complete","_meta":{' + key + INFO + b',"k":[1,"}"]},'
+               b'"content":[]}'))
+    assert completed(answer(b'{"content":[],"_meta":{}}'), "tools/call", INFO) == answer(
+        b'{"resultType":"complete","content":[],"_meta":{' + key + INFO + b"}}")
+    assert completed(answer(b'{"_meta":null}'), "tools/call", INFO) == answer(
+        b'{"resultType":"complete","_meta":{' + key + INFO + b"}}")
+    assert completed(answer(b'{"_meta":{' + key + b'null}}'), "tools/call", INFO) == answer(
+        b'{"resultType":"complete","_meta":{' + key + INFO + b"}}")
+    assert completed(answer(b'{"_meta":"own"}'), "tools/call", INFO) == answer(
+        b'{"resultType":"complete","_meta":"own"}')  # no object: the child's to own
+    # A name written with escapes is the same name.
+    assert completed(answer(b'{"\\u005fmeta" : { } }'), "tools/call", INFO) == answer(
+        b'{"resultType":"complete","\\u005fmeta" : {' + key + INFO + b" } }")
 
 
 def test_a_large_result_is_read_in_bounded_memory() -> None:
@@ -180,26 +229,32 @@ def test_a_large_result_is_read_in_bounded_memory() -> None:
     line = answer(result)
     tracemalloc.start()
     try:
-        out = eras.completed(line, "tools/list")
+        out = eras.completed(line, "tools/list", INFO)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert out == answer(b'{"resultType":"complete","cacheScope":"private",' + result[1:])
+    assert out == answer(b'{"resultType":"complete","cacheScope":"private",' + STAMP + b"," +
+                         result[1:])
     assert peak < 2 * len(out)
 
 
-def reference(result: dict[str, Any], method: str) -> dict[str, Any]:
+def reference(result: dict[str, Any], method: str, info: dict[str, Any]) -> dict[str, Any]:
     """What the SDK's ServerRunner._serialize makes of a handshake-era result: hints and
-    resultType where absent."""
+    resultType where absent, the serverInfo stamp where ``_meta`` has none (or is null)."""
     out = dict(result)
     out.setdefault("resultType", "complete")
     if method in CACHEABLE_METHODS:
         out = {"ttlMs": 0, "cacheScope": "private", **out}
+    meta = out.get("_meta")
+    if meta is None:
+        out["_meta"] = {SERVER_INFO_META_KEY: info}
+    elif type(meta) is dict and meta.get(SERVER_INFO_META_KEY) is None:
+        out["_meta"] = {**meta, SERVER_INFO_META_KEY: info}
     return out
 
 
-NAMES = st.sampled_from(["resultType", "ttlMs", "cacheScope", "_meta", "content", "x"]) | (
-    st.text(max_size=4))
+NAMES = st.sampled_from(["resultType", "ttlMs", "cacheScope", "_meta", SERVER_INFO_META_KEY,
+                         "content", "x"]) | st.text(max_size=4)
 SCALARS = (st.none() | st.booleans() | st.integers(-2**63, 2**63 - 1)
            | st.floats(allow_nan=False, allow_infinity=False)
            | st.text(st.characters(blacklist_categories=("Cs",)), max_size=8))
@@ -218,5 +273,6 @@ def test_completed_is_the_sdks_serialization_on_any_result(
         text = json.dumps(result, ensure_ascii=True, indent=None if style == "ascii" else 1,
                           separators=(",", ":") if style == "ascii" else (" ,", " : ")).encode()
     line = b'{"jsonrpc":"2.0","id":1,"result":' + text + b"}"
-    out = orjson.loads(eras.completed(line, method))
-    assert out == {"jsonrpc": "2.0", "id": 1, "result": reference(result, method)}
+    out = orjson.loads(eras.completed(line, method, INFO))
+    assert out == {"jsonrpc": "2.0", "id": 1,
+                   "result": reference(result, method, orjson.loads(INFO))}

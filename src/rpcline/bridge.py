@@ -239,10 +239,12 @@ class StdioBridge:
             answer = eras.not_found(r.id, method)
             return await respond(send, self._modern_status(answer), answer, [JSON])
         child = await self.legacy.pick()
-        if method == eras.DISCOVER and self.initialized is not None:
-            return await respond(send, 200, eras.discover_result(self.initialized, r.id), [JSON])
+        initialized = self.initialized
+        if method == eras.DISCOVER and initialized is not None:
+            return await respond(send, 200, eras.discover_result(initialized, r.id), [JSON])
+        stamp = None if initialized is None else eras.server_info(initialized)
         await self._call(child, r, receive, send, [], self._modern_status,
-                         translate=lambda answer: eras.completed(answer, method))
+                         translate=lambda answer: eras.completed(answer, method, stamp))
 
     @staticmethod
     def _modern_status(answer: bytes) -> int:

@@ -9,8 +9,10 @@ then serve 2026-07-28 requests too: ``server/discover`` is answered from their
 results, and the bridge's ``server/discover``, get the members the 2026-07-28 wire
 requires and a handshake-era server never writes, spliced in at the start of the result
 object where it has no such member of its own (nothing is re-encoded): ``"resultType":
-"complete"``, and ``"ttlMs": 0, "cacheScope": "private"`` (immediately stale, never
-shared: the SDK's own defaults) on the results that carry caching hints.
+"complete"``; ``"ttlMs": 0, "cacheScope": "private"`` (immediately stale, never shared:
+the SDK's own defaults) on the results that carry caching hints; and the stamp
+``_meta["io.modelcontextprotocol/serverInfo"]``, the ``serverInfo`` of the child's
+``initialize`` result as it wrote it (put in the result's own ``_meta`` when it has one).
 
 Any other method is answered -32601 by the bridge, as the SDK's own server answers a method
 the revision does not define: a handshake-era server would answer -32602 for a method it
@@ -20,6 +22,7 @@ arguments, and it would answer ``ping`` or ``initialize`` as if in a session of 
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Final
 
@@ -52,15 +55,16 @@ CACHEABLE: Final = frozenset({"tools/list", "resources/list", "resources/templat
                               "resources/read", "prompts/list", DISCOVER})  # fmt: skip
 COMPLETE: Final = b'"resultType":"complete"'
 HINTS: Final = (("ttlMs", b'"ttlMs":0'), ("cacheScope", b'"cacheScope":"private"'))
+STAMP_KEY: Final = b'"' + SERVER_INFO.encode() + b'":'
 # A result whose bytes hold none of these has none of the names completed() looks for among
 # its members (a name is its quoted bytes, unless written with \u escapes): it is not read.
-NAMED: Final = (b'"resultType"', b'"ttlMs"', b'"cacheScope"', b"\\u")
+NAMED: Final = (b'"resultType"', b'"ttlMs"', b'"cacheScope"', b'"_meta"', b"\\u")
 
 
-def completed(answer: bytes, method: str) -> bytes:
-    """A handshake-era child's answer as the 2026-07-28 wire requires it (see above): the
-    members its result lacks are spliced in at its start. What the child wrote stays as it
-    wrote it."""
+def completed(answer: bytes, method: str, server_info: bytes | None) -> bytes:
+    """A handshake-era child's answer as the 2026-07-28 wire requires it (see above):
+    members the result lacks are spliced in at its start, the stamp into its own
+    ``_meta`` when it has one. What the child wrote stays as it wrote it."""
     span = route(answer).result_span
     if span is None or answer[span[0]] != 0x7B:
         return answer  # an error, or a result that is no object: as it came
@@ -74,6 +78,11 @@ def completed(answer: bytes, method: str) -> bytes:
     if method in CACHEABLE:
         added += [member for name, member in HINTS if name not in present]
     edits: list[Edit] = []
+    if server_info is not None:
+        if "_meta" in present:
+            edits = _stamped(answer, present["_meta"], server_info)
+        else:
+            added.append(b'"_meta":{' + STAMP_KEY + server_info + b"}")
     if added:
         edits.append((start + 1, start + 1, b",".join(added) + (b"" if empty else b",")))
     return _spliced(answer, edits)
@@ -86,7 +95,7 @@ def answered_discover(answer: bytes | None) -> bool:
 
 def discover_result(initialized: Route, id: RequestId) -> bytes:
     """``server/discover``'s answer made from a handshake-era child's ``initialize`` result,
-    with what every translated result gets (``completed``): its caching hints too."""
+    with what every translated result gets (``completed``)."""
     line = initialized.line
     span = initialized.result_span
     assert type(line) is bytes and span is not None
@@ -94,11 +103,24 @@ def discover_result(initialized: Route, id: RequestId) -> bytes:
     discovered: dict[str, Any] = {
         "supportedVersions": [V2026],
         "capabilities": result.get("capabilities", {}),
-        "_meta": {SERVER_INFO: result.get("serverInfo", {})},
     }
     if "instructions" in result:
         discovered["instructions"] = result["instructions"]
-    return completed(orjson.dumps({"jsonrpc": "2.0", "id": id, "result": discovered}), DISCOVER)
+    answer = orjson.dumps({"jsonrpc": "2.0", "id": id, "result": discovered})
+    return completed(answer, DISCOVER, server_info(initialized))
+
+
+@functools.lru_cache(maxsize=8)
+def server_info(initialized: Route) -> bytes | None:
+    """The child's ``serverInfo`` as it wrote it in its ``initialize`` result: the stamp of
+    every 2026-07-28 result. None when it wrote none (or one that is no object)."""
+    line = initialized.line
+    span = initialized.result_span
+    assert type(line) is bytes and span is not None
+    if line[span[0]] != 0x7B:
+        return None
+    info = members(line, span[0]).get("serverInfo")
+    return None if info is None or line[info[0]] != 0x7B else line[info[0]:info[1]]
 
 
 def not_found(id: RequestId, method: str) -> bytes:
@@ -109,6 +131,24 @@ def not_found(id: RequestId, method: str) -> bytes:
     # What the SDK's server answers a method the revision does not define.
     return orjson.dumps({"jsonrpc": "2.0", "id": id, "error": {
         "code": METHOD_NOT_FOUND, "message": "Method not found", "data": method}})
+
+
+def _stamped(answer: bytes, meta: Span, server_info: bytes) -> list[Edit]:
+    """The edit that puts the stamp in a result's own ``_meta``, as the SDK stamps one: a
+    null ``_meta`` or stamp is replaced, a stamp the child wrote is kept, and a ``_meta``
+    that is no object is the child's to own."""
+    start, end = meta
+    if answer[start:end] == b"null":
+        return [(start, end, b"{" + STAMP_KEY + server_info + b"}")]
+    if answer[start] != 0x7B:
+        return []
+    inner = members(answer, start)
+    stamp = inner.get(SERVER_INFO)
+    if stamp is None:
+        return [(start + 1, start + 1, STAMP_KEY + server_info + (b"," if inner else b""))]
+    if answer[stamp[0]:stamp[1]] == b"null":
+        return [(stamp[0], stamp[1], server_info)]
+    return []
 
 
 def _spliced(line: bytes, edits: list[Edit]) -> bytes:
