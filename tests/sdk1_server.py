@@ -7,6 +7,7 @@ tests/test_bridge_eras.py. It speaks only the 2025 era: no ``server/discover``.
 from __future__ import annotations
 
 from mcp.server.fastmcp import Context, FastMCP
+from mcp.types import Completion
 
 server = FastMCP("rpcline-handshake-server")
 
@@ -24,6 +25,12 @@ def add(a: int, b: int) -> int:
 
 
 @server.tool()
+def fail(message: str) -> str:
+    """A tool that raises (the SDK answers a result with isError)."""
+    raise ValueError(message)
+
+
+@server.tool()
 async def progress(steps: int, ctx: Context) -> str:  # type: ignore[type-arg]
     """Reports progress ``steps`` times."""
     for step in range(1, steps + 1):
@@ -37,10 +44,22 @@ def greeting() -> str:
     return "hello from the resource"
 
 
+@server.resource("test://items/{item}")
+def item(item: str) -> str:
+    """A templated resource."""
+    return f"item {item}"
+
+
 @server.prompt()
 def review(code: str) -> str:
     """A prompt with an argument."""
     return f"Please review:\n{code}"
+
+
+@server.completion()
+async def complete(ref: object, argument: object, context: object) -> Completion:
+    """Every argument of every prompt or template completes to the same two values."""
+    return Completion(values=["x = 1", "x = 2"])
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import sys
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import SamplingMessage, TextContent
+from mcp.types import Completion, SamplingMessage, TextContent
 
 server = MCPServer("rpcline-test-server", version="1.0")
 
@@ -118,6 +118,12 @@ def item(item: str) -> str:
 def review(code: str) -> str:
     """A prompt with an argument."""
     return f"Please review:\n{code}"
+
+
+@server.completion()
+async def complete(ref: object, argument: object, context: object) -> Completion:
+    """Every argument of every prompt or template completes to the same two values."""
+    return Completion(values=["x = 1", "x = 2"])
 
 
 if __name__ == "__main__":

@@ -4,7 +4,9 @@ The child runs in an environment of its own with ``mcp<2`` (made here, or named 
 ``RPCLINE_TEST_MCP1_PYTHON``: .ci/run makes it once). The SDK 2.x client in ``legacy``
 mode must get through the bridge what it gets from the child directly; in 2026-07-28 mode
 (stateless, which the child does not speak) it must get the same results, through the
-translation docs/serve.md states.
+translation docs/serve.md states. The oracle: every answer a 2026-07-28 client gets is what
+the SDK's own 2026-07-28 types and HTTP table allow, from this child and, the control, from
+a 2026-native one; and the splice is the SDK's own serialization, on any result.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import venv
 from pathlib import Path
 from typing import Any
@@ -28,15 +31,18 @@ httpx = pytest.importorskip("httpx", reason="httpx comes with the MCP SDK")
 
 from _asgi import serving
 from mcp.client.stdio import StdioServerParameters
-from mcp_types import SERVER_INFO_META_KEY
-from mcp_types.methods import CACHEABLE_METHODS, CLIENT_REQUESTS, validate_server_result
-from test_bridge import V, call_tool, modern
+from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS
+from mcp_types import SERVER_INFO_META_KEY, Implementation, JSONRPCError
+from mcp_types.methods import (CACHEABLE_METHODS, CLIENT_REQUESTS, parse_server_notification,
+                               validate_server_result)
+from test_bridge import ACCEPT, V, call_tool, modern
 
 from rpcline._gateway import bridge_eras as eras
 from rpcline.bridge import StdioBridge
 
 pytestmark = pytest.mark.anyio
 SERVER = Path(__file__).parent / "sdk1_server.py"
+NATIVE = [sys.executable, str(Path(__file__).parent / "sdk_server.py")]  # the SDK 2.x
 
 
 @pytest.fixture
@@ -154,6 +160,118 @@ async def test_what_is_translated_and_what_is_not(mcp1_python: str, mcp1_version
     assert raw.startswith(b'{"jsonrpc":"2.0","id":5,"result":{"resultType":"complete",'
                           b'"_meta":{"io.modelcontextprotocol/serverInfo":' + info + b"},")
     assert orjson.loads(raw)["result"]["content"][0]["text"] == "t"
+
+
+# What a 2026-07-28 client asks, the oracle's exchanges: every method both eras define (a tool
+# error, and progress, which makes the answer an SSE stream, among them), then bad params.
+SHARED: list[tuple[str, dict[str, Any]]] = [
+    ("server/discover", {}),
+    ("tools/list", {}),
+    ("tools/call", {"name": "echo", "arguments": {"text": "héllo 😀"}}),
+    ("tools/call", {"name": "fail", "arguments": {"message": "no"}}),
+    ("tools/call", {"name": "progress", "arguments": {"steps": 2}, "progressToken": "p"}),
+    ("resources/list", {}),
+    ("resources/templates/list", {}),
+    ("resources/read", {"uri": "test://greeting"}),
+    ("prompts/list", {}),
+    ("prompts/get", {"name": "review", "arguments": {"code": "x = 1"}}),
+    ("completion/complete", {"ref": {"type": "ref/prompt", "name": "review"},
+                             "argument": {"name": "code", "value": "x"}}),
+]
+BAD_PARAMS: list[tuple[str, dict[str, Any]]] = [
+    ("tools/call", {"arguments": {}}), ("resources/read", {}), ("prompts/get", {})]
+# Methods the 2026-07-28 revision does not define: a handshake-era server defines the first
+# four (and initialize, asked below), nobody the last.
+UNKNOWN = ["ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
+           "rpcline/unknown"]
+
+
+def enveloped(id: int, method: str, params: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
+    """A 2026-07-28 request as the SDK's client sends it, ``progressToken`` in its envelope."""
+    params = dict(params)
+    meta: dict[str, Any] = {"io.modelcontextprotocol/protocolVersion": V,
+                            "io.modelcontextprotocol/clientCapabilities": {}}
+    if "progressToken" in params:
+        meta["progressToken"] = params.pop("progressToken")
+    body = orjson.dumps({"jsonrpc": "2.0", "id": id, "method": method,
+                         "params": {**params, "_meta": meta}})
+    headers = {"MCP-Protocol-Version": V, "Mcp-Method": method, "Accept": ACCEPT,
+               "Content-Type": "application/json"}
+    name = params.get("uri" if method == "resources/read" else "name")
+    if type(name) is str:
+        headers["Mcp-Name"] = name
+    return body, headers
+
+
+def conforming(method: str, response: Any) -> dict[str, Any]:
+    """The oracle: the answer, checked as the SDK's 2026-07-28 types and HTTP table say.
+
+    A result validates as the SDK's own result type for ``method`` and carries a
+    ``serverInfo`` stamp that is an ``Implementation``; an error is a JSON-RPC error sent
+    with the HTTP status of its code; an SSE stream's notifications are 2026-07-28 ones."""
+    if response.headers["content-type"] == "text/event-stream":
+        events = [orjson.loads(line[6:]) for line in response.content.split(b"\r\n")
+                  if line.startswith(b"data: ")]
+        for note in events[:-1]:
+            parse_server_notification(note["method"], V, note.get("params"))
+        message, status = events[-1], 200
+        assert response.status_code == 200
+    else:
+        message, status = response.json(), response.status_code
+    if "error" in message:
+        JSONRPCError.model_validate(message)
+        assert status == ERROR_CODE_HTTP_STATUS.get(message["error"]["code"], 200), message
+        return message
+    assert status == 200
+    validate_server_result(method, V, message["result"])
+    Implementation.model_validate(message["result"]["_meta"][SERVER_INFO_META_KEY])
+    return message
+
+
+@pytest.mark.parametrize("era", ["handshake", "2026-native"])
+async def test_what_a_2026_client_gets_conforms_whatever_the_servers_era(
+        era: str, request: pytest.FixtureRequest) -> None:
+    """The same oracle for a handshake-era child (translated) and a 2026-native one (the
+    control, forwarded as it answers): a client cannot tell them apart by the types."""
+    if era == "handshake":
+        python = request.getfixturevalue("mcp1_python")
+        app, name = StdioBridge([python, str(SERVER)]), "rpcline-handshake-server"
+    else:
+        app, name = StdioBridge(NATIVE), "rpcline-test-server"
+    try:
+        async with serving(app, timeout=120) as url, httpx.AsyncClient(timeout=30) as http:
+            async def ask(id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+                body, headers = enveloped(id, method, params)
+                response = await http.post(url, content=body, headers=headers)
+                types.append(response.headers["content-type"])
+                return conforming(method, response)
+
+            types: list[str] = []
+            results = [await ask(n, method, params) for n, (method, params) in enumerate(SHARED)]
+            bad = [await ask(100 + n, m, params) for n, (m, params) in enumerate(BAD_PARAMS)]
+            children = app.legacy.children if era == "handshake" else app.modern.children
+            forwarded = sum(child.forwarded for child in children)
+            unknown = [await ask(200 + n, method, {}) for n, method in enumerate(UNKNOWN)]
+            reached = sum(child.forwarded for child in children) - forwarded
+            body, headers = enveloped(300, "initialize", {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "c", "version": "1"}})
+            initialize = await http.post(url, content=body, headers=headers)
+    finally:
+        await app.aclose()
+    assert app.handshake_only == (era == "handshake")
+    assert all("result" in message for message in results), results
+    stamps = {orjson.dumps(m["result"]["_meta"][SERVER_INFO_META_KEY]) for m in results}
+    assert len(stamps) == 1 and orjson.loads(stamps.pop())["name"] == name
+    assert results[3]["result"]["isError"] is True  # a tool error is a result
+    assert results[4]["result"]["content"][0]["text"] == "done in 2 steps"
+    assert types[4] == "text/event-stream"  # progress first: the answer is its last event
+    assert [m["error"]["code"] for m in bad] == [-32602] * len(BAD_PARAMS)
+    assert [m["error"]["code"] for m in unknown] == [-32601] * len(UNKNOWN)
+    if era == "handshake":  # the bridge's own answers: the shared child never saw them
+        assert reached == 0
+        assert [m["error"].get("data") for m in unknown] == UNKNOWN
+        assert initialize.status_code == 404 and initialize.json()["error"]["code"] == -32601
 
 
 # The SDK's tables of the requests each era defines.
