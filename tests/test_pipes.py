@@ -1,12 +1,17 @@
-"""``pipes.PipeReadTransport``: what it reads at a time, and how it ends."""
+"""``pipes.PipeReadTransport``: what it reads at a time, and how it ends; what ``spawn``'s
+children get."""
 
 from __future__ import annotations
 
 import asyncio
 import fcntl
+import importlib.util
 import os
+import sys
 
-from rpcline._gateway.pipes import MAX_READ_BYTES, PipeReadTransport
+import pytest
+
+from rpcline._gateway.pipes import MAX_READ_BYTES, PipeReadTransport, spawn
 from rpcline._gateway.relay_types import READ_BYTES
 
 
@@ -80,3 +85,59 @@ def test_close_stops_reading_and_closes_only_its_own_descriptor():
         return events
 
     assert asyncio.run(main()) == [[4, ("lost", None)], "closed", [4, ("lost", None)], "open"]
+
+
+CHILD_DESCRIPTORS = """\
+import os
+listed = os.listdir("/proc/self/fd" if os.path.isdir("/proc/self/fd") else "/dev/fd")
+def is_open(fd):
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+print(sorted(fd for fd in map(int, listed) if is_open(fd)))  # the listing's own is closed
+"""
+
+
+@pytest.mark.parametrize("loop", ["asyncio", pytest.param("uvloop", marks=pytest.mark.skipif(
+    importlib.util.find_spec("uvloop") is None, reason="uvloop is not installed"))])
+def test_a_child_gets_its_three_standard_descriptors_and_no_other(loop: str):
+    """uvloop's spawn leaves a child a second descriptor of each of its pipes and every
+    inheritable descriptor of the parent: a child that closes its stdin or stdout then
+    gives the gateway no end to see. Whichever loop runs, a child gets 0, 1 and 2 only."""
+
+    class Collect(asyncio.SubprocessProtocol):
+        def __init__(self) -> None:
+            self.out = b""
+            self.done = asyncio.get_running_loop().create_future()
+
+        def pipe_data_received(self, fd: int, data: bytes) -> None:
+            self.out += data
+
+        def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+            if fd == 1:
+                self.done.set_result(None)
+
+    async def main() -> bytes:
+        inherited, other = os.pipe()
+        os.set_inheritable(inherited, True)  # one of the parent's, inheritable
+        try:
+            protocol = Collect()
+            transport, reader = await spawn(lambda: protocol,
+                                            [sys.executable, "-c", CHILD_DESCRIPTORS])
+            await asyncio.wait_for(protocol.done, 30)
+            reader.close()
+            transport.close()
+            return protocol.out
+        finally:
+            os.close(inherited)
+            os.close(other)
+
+    if loop == "uvloop":
+        import uvloop
+
+        out = uvloop.run(main())
+    else:
+        out = asyncio.run(main())
+    assert out.strip() == b"[0, 1, 2]"

@@ -7,7 +7,7 @@ its pipes on with ``call_soon``, one more loop iteration a chunk. ``PipeReadTran
 reads ``READ_BYTES`` at a time (twice as much after a read that filled it, up to
 ``MAX_READ_BYTES``, what asyncio read; back to ``READ_BYTES`` after one that did not), and
 hands each chunk to its protocol in the callback that read it. ``spawn`` starts a server
-with its stdout read so.
+with its stdout read so (and, ``process.Process``, no descriptor but its three).
 
 POSIX only (``READS_BY_CALLBACK``): Windows' proactor loop has no ``add_reader``, and
 there the relay reads through asyncio's transports as it always did.
@@ -22,6 +22,7 @@ import subprocess
 from collections.abc import Callable, Sequence
 from typing import Any, Final, cast
 
+from rpcline._gateway.process import Process
 from rpcline._gateway.relay_types import READ_BYTES
 
 MAX_READ_BYTES: Final = 256 * 1024
@@ -121,11 +122,12 @@ class _Output(asyncio.Protocol):
 async def spawn(
     factory: Callable[[], asyncio.SubprocessProtocol], command: Sequence[str], **options: Any
 ) -> tuple[asyncio.SubprocessTransport, asyncio.ReadTransport]:
-    """Start ``command``: its stdin one of asyncio's pipes, its stdout read by a
-    ``PipeReadTransport`` that hands the protocol ``pipe_data_received(1, chunk)`` and
-    ``pipe_connection_lost(1, error)`` (asyncio's own pipe where ``READS_BY_CALLBACK`` is
-    false); its stderr the caller's; ``options`` (``env``, ``cwd``, ...) as
-    ``subprocess_exec`` takes them. Close the reader at the end."""
+    """Start ``command`` with its three standard descriptors and no other (``Process``):
+    its stdin a pipe the loop writes, its stdout read by a ``PipeReadTransport`` that hands
+    the protocol ``pipe_data_received(1, chunk)`` and ``pipe_connection_lost(1, error)``,
+    its stderr the caller's; ``options`` (``env``, ``cwd``, ``start_new_session``) as
+    ``Popen`` takes them. Where ``READS_BY_CALLBACK`` is false, the loop's own
+    ``subprocess_exec`` and pipes. Close the reader at the end."""
     loop = asyncio.get_running_loop()
     if not READS_BY_CALLBACK:
         transport, _ = await loop.subprocess_exec(
@@ -133,14 +135,18 @@ async def spawn(
             **options
         )
         return transport, cast(asyncio.ReadTransport, transport.get_pipe_transport(1))
+    protocol = factory()
     read_end, write_end = os.pipe()  # neither inherited: the child gets a dup as its fd 1
     try:
-        transport, protocol = await loop.subprocess_exec(
-            factory, *command, stdin=subprocess.PIPE, stdout=write_end, stderr=None, **options
-        )
+        process = Process(protocol, command, stdout=write_end, **options)
     except BaseException:
         os.close(read_end)
         raise
     finally:
         os.close(write_end)  # the server's exit (and its children's) is then the pipe's end
-    return transport, PipeReadTransport(loop, read_end, _Output(protocol), close_fd=True)
+    try:
+        await process.connect()
+    except BaseException:
+        os.close(read_end)
+        raise
+    return process, PipeReadTransport(loop, read_end, _Output(protocol), close_fd=True)
