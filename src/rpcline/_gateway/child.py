@@ -223,12 +223,24 @@ class Child:
             self.stdout.resume_reading()
 
     def signal(self, signum: int) -> None:
-        """Send ``signum`` to the process, if it still runs. Not to one whose exit was seen:
-        ``Popen.send_signal`` polls first, reaping a process that has just exited before
-        asyncio's watcher does (which then reports status 255)."""
-        if self.transport is not None and self.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.transport.send_signal(signum)
+        """Send ``signum`` to the process, if it still runs."""
+        if self.transport is not None:
+            _send_signal(self.transport, signum)
+
+    def terminate(self, kill_after: float) -> None:
+        """SIGTERM the process if it still runs, and SIGKILL it ``kill_after`` seconds later
+        if it runs still: in the background, so that a new process may start meanwhile."""
+        transport = self.transport
+        if transport is None or transport.get_returncode() is not None:
+            return
+        _send_signal(transport, signal.SIGTERM)
+        asyncio.get_running_loop().call_later(kill_after, self._kill, transport, kill_after)
+
+    def _kill(self, transport: asyncio.SubprocessTransport, after: float) -> None:
+        if transport.get_returncode() is None:
+            self.log(f"{self.name} (pid {transport.get_pid()}) did not exit within {after:g} s "
+                     "of SIGTERM: killing it")
+            _send_signal(transport, signal.SIGKILL)
 
     async def stop(self, grace: float, kill_after: float) -> int:
         """Give the process ``grace`` seconds to exit by itself, then SIGTERM, then, after
@@ -246,6 +258,15 @@ class Child:
         returncode = self.returncode
         assert returncode is not None
         return returncode
+
+
+def _send_signal(transport: asyncio.SubprocessTransport, signum: int) -> None:
+    """Not to a process whose exit was seen: its pid may be another's by now (and asyncio's
+    ``Popen.send_signal`` polls first, reaping a process that has just exited before its
+    watcher does, which then reports status 255)."""
+    if transport.get_returncode() is None:
+        with contextlib.suppress(ProcessLookupError):
+            transport.send_signal(signum)
 
 
 def child_environment(names: Iterable[str]) -> dict[str, str]:

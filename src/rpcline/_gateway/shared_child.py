@@ -9,15 +9,15 @@ its bytes as the child wrote them. The relay's rules hold per child: lines bound
 ``max_line_bytes``, calls in flight by ``max_pending`` and their ids by
 ``max_pending_bytes``; a broken answer fails its call (``answered_id``, the proxy's rule);
 a child that exits fails every call on it with -32000 naming why, and is started again, after
-a backoff, for the calls after; a call past ``request_timeout`` is answered -32000 and
-cancelled on the child. A call's progress waits for its caller, bounded: past
+a backoff, for the calls after; so does one that closes its stdin or its stdout and lives
+on, which is stopped (SIGTERM, then SIGKILL); a call past ``request_timeout`` is answered
+-32000 and cancelled on the child. A call's progress waits for its caller, bounded: past
 ``NOTE_BYTES`` it is dropped (progress is advisory; the answer is never dropped).
 """
 
 from __future__ import annotations
 
 import asyncio
-import signal
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -135,6 +135,8 @@ class SharedChild:
         self.started_at = 0.0
         self.restart_at = 0.0  # not before this loop time
         self.failures = 0  # exits in a row, each doubling the backoff
+        self.down_for = 0  # the last process whose end was counted (its backoff, its cause)
+        self.stopping = False  # the bridge is stopping the process: its end is no news
         self.congested: asyncio.Future[None] | None = None  # while its stdin pipe is full
         self.forwarded = self.failed = 0
 
@@ -153,12 +155,17 @@ class SharedChild:
         return self.child.generation
 
     async def start(self) -> None:
-        """Start the command (``OSError`` when it cannot be run)."""
+        """Start the command (``OSError`` when it cannot be run). What the process before
+        left is ended first: the process itself if it still runs (it closed a pipe a moment
+        ago: ``_useless``), and calls whose failure waited for its output's end."""
         loop = asyncio.get_running_loop()
+        self._useless(self.generation, self.gone or "the server was started again")
+        if self.calls:
+            self._fail_all(self.gone or "the server was started again")
         if self.recorder.prefix is not None and self.recorder.client is None:
             self.recorder.__enter__()
         # Set before it runs: its exit may come before we resume.
-        self.gone, self.started_at = None, loop.time()
+        self.gone, self.started_at, self.stopping = None, loop.time(), False
         try:
             await self.child.start()
         except OSError as error:
@@ -173,6 +180,7 @@ class SharedChild:
             return
         self._fail_all("the bridge is stopping")
         self.gone = "the bridge is stopping"
+        self.stopping = True
         self.child.close_input()
         await self.child.stop(grace, self.limits.kill_after)
         if self.child.stdout is not None:  # its reader's descriptor, whoever holds the pipe
@@ -185,43 +193,65 @@ class SharedChild:
         """The process is gone. What it wrote before is still read (``output_closed`` comes
         within a loop iteration or two); a grandchild holding its stdout open cannot keep
         the calls waiting past ``EXIT_GRACE``."""
-        status = self.child.returncode
-        loop = asyncio.get_running_loop()
-        if loop.time() - self.started_at > STABLE_AFTER:
-            self.failures = 0
-        self.failures += 1
-        backoff = min(MAX_BACKOFF, 0.25 * 2 ** (self.failures - 1))
-        self.restart_at = loop.time() + backoff
-        cause = f"the server exited with status {status}"
-        if self.gone is None:
-            self.log(f"{self.name}: {cause}; started again for the next call in {backoff:g} s")
-            self.gone = cause
+        cause = f"the server exited with status {self.child.returncode}"
+        if self.stopping:
+            self._count_down()
+        else:
+            self._down(cause)
         if self.child.output_done:
             self._fail_all(cause)
         else:
-            loop.call_later(EXIT_GRACE, self._fail_generation, self.generation, cause)
+            asyncio.get_running_loop().call_later(EXIT_GRACE, self._fail_generation,
+                                                  self.generation, cause)
 
     def child_output_closed(self) -> None:
         if self.gone is not None:
             if self.child.returncode is not None:  # its exit came first
                 self._fail_all(self.gone)
         else:  # usually exiting: its exit is reported within a moment (``exited``)
-            asyncio.get_running_loop().call_later(EXIT_GRACE, self._silent, self.generation)
+            asyncio.get_running_loop().call_later(
+                EXIT_GRACE, self._useless, self.generation, "the server closed its output")
 
     def child_input_closed(self) -> None:
-        if self.gone is None:
-            self.gone = "the server closed its input"
         self.child_input_full(False)
+        if self.gone is None:  # not the bridge's doing: usually exiting, as above
+            self.gone = "the server closed its input"  # nothing more can be written
+            asyncio.get_running_loop().call_later(
+                EXIT_GRACE, self._useless, self.generation, self.gone)
 
-    def _silent(self, generation: int) -> None:
-        """Its output closed ``EXIT_GRACE`` ago and it still runs: nothing more can come
-        from it, so it is of no use."""
-        if generation != self.generation or self.child.returncode is not None:
-            return
-        self.gone = "the server closed its output"
-        self.log(f"{self.name}: {self.gone}; stopping it")
-        self._fail_all(self.gone)
-        self.child.signal(signal.SIGKILL)
+    def _useless(self, generation: int, cause: str) -> None:
+        """It closed its stdout, or its stdin, ``EXIT_GRACE`` ago (or before a new one
+        starts) and still runs: it can answer nothing more, or be asked nothing more. Its
+        calls fail, and it is stopped (SIGTERM, then SIGKILL); the next call starts a new
+        one."""
+        child = self.child
+        if (generation != child.generation or child.transport is None
+                or child.returncode is not None or self.down_for == generation):
+            return  # not this process, or not running, or stopped already
+        self._down(cause, "stopping it")
+        self._fail_all(cause)
+        self.child.terminate(self.limits.kill_after)
+
+    def _down(self, cause: str, then: str | None = None) -> None:
+        """The process serves no more, for ``cause``: said once a process."""
+        backoff = self._count_down()
+        if backoff is not None:
+            self.gone = cause
+            self.log(f"{self.name}: {cause}; "
+                     f"{then or f'started again for the next call in {backoff:g} s'}")
+
+    def _count_down(self) -> float | None:
+        """The backoff before the next start, once a process (None: counted already)."""
+        if self.down_for == self.generation:
+            return None
+        self.down_for = self.generation
+        loop = asyncio.get_running_loop()
+        if loop.time() - self.started_at > STABLE_AFTER:
+            self.failures = 0
+        self.failures += 1
+        backoff = min(MAX_BACKOFF, 0.25 * 2 ** (self.failures - 1))
+        self.restart_at = loop.time() + backoff
+        return backoff
 
     def child_input_full(self, full: bool) -> None:
         loop = asyncio.get_running_loop()

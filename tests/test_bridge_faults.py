@@ -1,0 +1,163 @@
+"""rpcline.bridge when a child or the gateway itself fails: nobody waits forever (issue 37).
+
+Against tests/fault_peer.py, a scripted server that stalls, closes a pipe and lives on,
+crashes on its first start or starts slowly, on demand:
+
+- a child that closes its stdin or its stdout and keeps running is noticed on either event
+  loop (asyncio's, and uvloop's, which ``rpcline serve`` runs on): every call on it is
+  failed, the process is stopped (SIGTERM, then SIGKILL) and a new one serves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+pytest.importorskip("uvicorn", reason="uvicorn (the interop extra) is not installed")
+httpx = pytest.importorskip("httpx", reason="httpx (the interop extra) is not installed")
+pytest.importorskip("anyio", reason="anyio comes with the interop extra")
+
+from _asgi import serving
+
+from rpcline._gateway import shared_child
+from rpcline.bridge import StdioBridge
+
+PEER = [sys.executable, str(Path(__file__).parent / "fault_peer.py")]
+V = "2026-07-28"
+ACCEPT = "application/json, text/event-stream"
+LOOPS = ["asyncio", pytest.param("uvloop", marks=pytest.mark.skipif(
+    importlib.util.find_spec("uvloop") is None, reason="uvloop is not installed"))]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class Log(list[str]):
+    def __call__(self, message: str) -> None:
+        self.append(message)
+
+
+def call_tool(id: Any, tool: str, arguments: dict[str, Any] | None = None,
+              ) -> tuple[bytes, dict[str, str]]:
+    """A 2026-07-28 ``tools/call`` as the SDK's client sends it: body and headers."""
+    body = orjson.dumps({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": tool, "arguments": arguments or {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": V,
+            "io.modelcontextprotocol/clientCapabilities": {}}}})
+    return body, {"MCP-Protocol-Version": V, "Mcp-Method": "tools/call", "Mcp-Name": tool,
+                  "Accept": ACCEPT, "Content-Type": "application/json"}
+
+
+async def post(http: Any, url: str, request: tuple[bytes, dict[str, str]]) -> Any:
+    body, headers = request
+    return (await http.post(url, content=body, headers=headers)).json()
+
+
+async def until(condition: Callable[[], bool], what: str, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"still not {what} after {timeout} s"
+        await asyncio.sleep(0.02)
+
+
+async def served(http: Any, url: str, tool: str, timeout: float = 20) -> Any:
+    """``tool``'s answer once a child takes it: a call that comes while the child is down
+    (its restart backoff) is failed with -32000 Connection closed, and is sent again."""
+    deadline = time.monotonic() + timeout
+    n = 0
+    while True:
+        n += 1
+        answer = await post(http, url, call_tool(f"again-{n}", tool))
+        if "result" in answer or answer["error"]["message"] != "Connection closed":
+            return answer
+        assert time.monotonic() < deadline, answer
+        await asyncio.sleep(0.1)
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def run_on(loop: str, main: Callable[[], Awaitable[Any]]) -> Any:
+    if loop == "uvloop":
+        import uvloop
+
+        return uvloop.run(main())
+    return asyncio.run(main())
+
+
+# --- 6: a child that closes a pipe and lives on -------------------------------------------------
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+@pytest.mark.parametrize("pipe", ["input", "output"])
+def test_a_child_that_closes_a_pipe_and_lives_on_is_stopped_and_replaced(
+        loop: str, pipe: str) -> None:
+    log = Log()
+
+    async def main() -> tuple[Any, ...]:
+        app = StdioBridge(PEER, log=log, kill_after=0.5)
+        try:
+            async with serving(app, timeout=90) as url, httpx.AsyncClient(timeout=30) as http:
+                first = await post(http, url, call_tool(1, "era"))
+                waiting = asyncio.ensure_future(post(http, url, call_tool(2, "wait")))
+                await until(lambda: app.modern.in_flight == 1, "written")
+                # It closes the pipe, ignores SIGTERM, and sleeps: only SIGKILL ends it.
+                closed = await post(http, url, call_tool(3, f"close_{pipe}", {"stubborn": True}))
+                waited = await waiting
+                again = await served(http, url, "era")
+                old = first["result"]["pid"]
+                await until(lambda: gone(old), "reaped")
+        finally:
+            await app.aclose()
+        return first, closed, waited, again
+
+    first, closed, waited, again = run_on(loop, main)
+    cause = f"the server closed its {pipe}"
+    assert closed["error"] == waited["error"] == {
+        "code": -32000, "message": "Connection closed", "data": cause}
+    assert again["result"]["era"] == V and again["result"]["pid"] != first["result"]["pid"]
+    assert f"2026-1: {cause}; stopping it" in log
+    assert any("did not exit" in m and "SIGTERM" in m and "killing it" in m for m in log), log
+
+
+@pytest.mark.anyio
+async def test_a_call_that_replaces_a_child_that_closed_its_input_ends_what_it_left(
+        monkeypatch: Any) -> None:
+    """The next call may come before the bridge gives up on the old process (it waits a
+    moment for an exit): starting the new one fails the old one's calls and stops it."""
+    monkeypatch.setattr(shared_child, "EXIT_GRACE", 60)  # the next call comes first
+    app = StdioBridge(PEER, kill_after=0.5)
+    try:
+        async with serving(app, timeout=90) as url, httpx.AsyncClient(timeout=30) as http:
+            first = await post(http, url, call_tool(1, "era"))
+            waiting = asyncio.ensure_future(post(http, url, call_tool(2, "wait")))
+            await until(lambda: app.modern.in_flight == 1, "written")
+            closing = asyncio.ensure_future(
+                post(http, url, call_tool(3, "close_input", {"stubborn": True})))
+            child = app.modern.children[0]
+            await until(lambda: child.gone == "the server closed its input", "noticed")
+            again = await post(http, url, call_tool(4, "era"))
+            left = await asyncio.gather(waiting, closing)
+            old = first["result"]["pid"]
+            await until(lambda: gone(old), "reaped")
+    finally:
+        await app.aclose()
+    assert again["result"]["pid"] != first["result"]["pid"]
+    for answer in left:
+        assert answer["error"]["data"] == "the server closed its input"
