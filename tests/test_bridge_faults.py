@@ -3,6 +3,8 @@
 Against tests/fault_peer.py, a scripted server that stalls, closes a pipe and lives on,
 crashes on its first start or starts slowly, on demand:
 
+- ``request_timeout`` bounds a call from its arrival: the time it waits for room in a
+  stuck child's full stdin pipe, or for a slow child to start, counts;
 - a child that closes its stdin or its stdout and keeps running is noticed on either event
   loop (asyncio's, and uvloop's, which ``rpcline serve`` runs on): every call on it is
   failed, the process is stopped (SIGTERM, then SIGKILL) and a new one serves.
@@ -99,6 +101,48 @@ def run_on(loop: str, main: Callable[[], Awaitable[Any]]) -> Any:
 
         return uvloop.run(main())
     return asyncio.run(main())
+
+
+# --- 4: the request timeout covers the whole call ------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_the_request_timeout_bounds_a_call_waiting_for_room_in_a_full_input() -> None:
+    app = StdioBridge(PEER, request_timeout=1)
+    try:
+        async with serving(app, timeout=90) as url, httpx.AsyncClient(timeout=30) as http:
+            stalled = await post(http, url, call_tool(1, "stall"))  # it reads no more
+            # 300 KB more than its stdin pipe and the transport's buffer take: full.
+            filled = await post(http, url, call_tool(2, "echo", {"fill": "x" * 300_000}))
+            assert app.modern.children[0].congested is not None  # its input is full
+            waiting = await asyncio.gather(*(post(http, url, call_tool(n, "echo"))
+                                             for n in range(3, 8)))
+    finally:
+        await app.aclose()
+    for answer in (stalled, filled, *waiting):
+        assert answer["error"]["code"] == -32000
+        assert answer["error"]["message"] == "Request timed out"
+    assert [answer["id"] for answer in waiting] == [3, 4, 5, 6, 7]
+    assert "1 s" in waiting[0]["error"]["data"]
+
+
+@pytest.mark.anyio
+async def test_the_request_timeout_bounds_a_call_waiting_for_a_slow_child(
+        monkeypatch: Any) -> None:
+    monkeypatch.setenv("PEER_SLOW", "3")
+    app = StdioBridge(PEER, env=["PEER_SLOW"], request_timeout=0.5)
+    try:
+        async with serving(app, timeout=60) as url, httpx.AsyncClient(timeout=30) as http:
+            early = await post(http, url, call_tool(1, "era"))
+            deadline = time.monotonic() + 30
+            later = await served(http, url, "era")  # timed out too, until it is ready
+            while "error" in later and time.monotonic() < deadline:
+                assert later["error"]["message"] == "Request timed out", later
+                later = await served(http, url, "era")
+    finally:
+        await app.aclose()
+    assert early["error"]["message"] == "Request timed out"
+    assert later["result"]["era"] == V and not app.handshake_only
 
 
 # --- 6: a child that closes a pipe and lives on -------------------------------------------------

@@ -58,13 +58,14 @@ class StdioBridge:
     """The ASGI app: ``command`` (a stdio MCP server) for every HTTP client at ``path``.
 
     ``children`` copies of the command per era share the calls (the fewest in flight
-    first); ``request_timeout`` seconds (None: none) bound each call; the line, pending and
-    body bounds are the proxy's and the Guard's, per child. ``env`` names the environment
-    variables passed to children (beyond ``PATH``, ``HOME`` and the locale). ``token``: a
-    bearer token every request must carry. ``session_key``: bridges that share it take
-    each other's 2025-era sessions (for scale-out, docs/serve.md); past ``max_sessions``
-    open, the least recently used idle one ends. ``allowed_hosts`` / ``allowed_origins``: the
-    DNS-rebinding allow-lists, localhost by default (``None`` turns them off).
+    first); ``request_timeout`` seconds (None: none) bound each call, from its arrival to its
+    answer; the line, pending and body bounds are the proxy's and the Guard's, per child.
+    ``env`` names the environment variables passed to children (beyond ``PATH``, ``HOME``
+    and the locale). ``token``: a bearer token every request must carry. ``session_key``:
+    bridges that share it take each other's 2025-era sessions (for scale-out,
+    docs/serve.md); past ``max_sessions`` open, the least recently used idle one ends.
+    ``allowed_hosts`` / ``allowed_origins``: the DNS-rebinding allow-lists, localhost by
+    default (``None`` turns them off).
     """
 
     def __init__(
@@ -100,6 +101,8 @@ class StdioBridge:
         self.access_log = access_log
         self._token = None if token is None else token.encode()
         self.max_body_bytes = max_body_bytes
+        self.request_timeout = request_timeout
+        self.unsent = 0  # calls answered -32000 before any child took them (their timeout)
         limits = Limits(max_line_bytes, max_pending, max_pending_bytes, request_timeout,
                         kill_after)  # fmt: skip
         shared = dict(limits=limits, env=child_environment(list(env)), cwd=cwd, log=self.log,
@@ -156,8 +159,10 @@ class StdioBridge:
         children = [*self.modern.children, *self.legacy.children]
         forwarded = sum(child.forwarded for child in children)
         failed = sum(child.failed for child in children)
-        return (f"{_count(forwarded, 'call')} forwarded ({failed} failed by the bridge), "
-                f"{_count(self.sessions.opened, 'session')} opened, children started: "
+        unsent = f", {self.unsent} timed out unsent" if self.unsent else ""
+        return (f"{_count(forwarded, 'call')} forwarded ({failed} failed by the "
+                f"bridge{unsent}), {_count(self.sessions.opened, 'session')} opened, "
+                "children started: "
                 f"{sum(c.generation for c in self.modern.children)} for 2026-07-28, "
                 f"{sum(c.generation for c in self.legacy.children)} for the 2025 era")
 
@@ -214,9 +219,11 @@ class StdioBridge:
         if r.kind != "request":
             return await respond(send, 202, b"", [])
         if not self.handshake_only:
-            child = await self.modern.pick()  # its first start finds out
+            deadline = self._deadline()
+            child = await self._ready(self.modern, deadline)  # a new child's probe finds out
             if not self.handshake_only:
-                await self._call(child, r, receive, send, [], self._modern_status)
+                await self._call(child, r, receive, send, [], self._modern_status,
+                                 deadline=deadline)
                 return
         await self._translated(r, receive, send)
 
@@ -302,8 +309,9 @@ class StdioBridge:
             session.subscriptions.discard(param(body, "uri"))
             if self.sessions.subscribed(param(body, "uri")):  # others still want it
                 return await respond(send, 200, _empty_result(r), [JSON, *header])
-        call = await self._call(await self.legacy.pick(), r, receive, send, header, None,
-                                session)
+        deadline = self._deadline()
+        call = await self._call(await self._ready(self.legacy, deadline), r, receive, send,
+                                header, None, session, deadline=deadline)
         if r.method == "resources/subscribe" and _succeeded(call):
             uri = param(body, "uri")  # recorded once the child accepted it
             if type(uri) is str:
@@ -406,13 +414,43 @@ class StdioBridge:
 
     # --- one call, either era -----------------------------------------------------------------------
 
-    async def _call(self, child: SharedChild, r: rpcline.Route, receive: Receive, send: Send,
-                    headers: Headers, status_of: Callable[[bytes], int] | None,
+    def _deadline(self) -> float | None:
+        """When a call that arrives now must be answered by (``request_timeout``)."""
+        timeout = self.request_timeout
+        return None if timeout is None else asyncio.get_running_loop().time() + timeout
+
+    async def _ready(self, pool: Pool, deadline: float | None) -> SharedChild | None:
+        """A child of ``pool`` to call (it may have to start first), or None when
+        ``deadline`` comes first."""
+        child = pool.ready()  # the usual case: no wait, and no timeout to arm
+        if child is not None:
+            return child
+        try:
+            async with asyncio.timeout_at(deadline):
+                return await pool.pick()
+        except TimeoutError:
+            return None
+
+    async def _call(self, child: SharedChild | None, r: rpcline.Route, receive: Receive,
+                    send: Send, headers: Headers, status_of: Callable[[bytes], int] | None,
                     session: Session | None = None,
-                    translate: Callable[[bytes], bytes] | None = None) -> Call:
-        await child.writable()
+                    translate: Callable[[bytes], bytes] | None = None,
+                    deadline: float | None = None) -> Call:
+        """``r`` through ``child``, answered; ``child`` None: none was ready by the call's
+        ``deadline`` (``request_timeout`` from now when not given). The deadline bounds the
+        whole call: the wait for room in the child's stdin, then for its answer."""
         assert r.id is not None  # a request
-        call = Call(r.id)
+        call = Call(r.id, self._deadline() if deadline is None else deadline)
+        if child is None:
+            return await self._unsent(call, "no server was ready to take it", "", send,
+                                      headers, status_of)
+        if child.congested is not None:
+            try:
+                async with asyncio.timeout_at(call.deadline):
+                    await child.writable()
+            except TimeoutError:
+                return await self._unsent(call, "the server took no input", f"{child.name}: ",
+                                          send, headers, status_of)
         if session is not None:
             session.calls[r.id] = call
         try:
@@ -421,6 +459,18 @@ class StdioBridge:
         finally:
             if session is not None and session.calls.get(r.id) is call:
                 del session.calls[r.id]
+        return call
+
+    async def _unsent(self, call: Call, why: str, where: str, send: Send, headers: Headers,
+                      status_of: Callable[[bytes], int] | None) -> Call:
+        """A call whose time ran out before a child took it: -32000, as any timeout."""
+        data = f"{why} within {self.request_timeout:g} s; it was not sent"
+        self.log(f"{where}{data} ({str(call.caller_id)[:80]!r})")
+        self.unsent += 1
+        call.finish(failure(call.caller_id, "Request timed out", data))
+        assert call.answer is not None
+        status = 200 if status_of is None else status_of(call.answer)
+        await respond(send, status, call.answer, [JSON, *headers])
         return call
 
 

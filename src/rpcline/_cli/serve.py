@@ -43,8 +43,8 @@ def add_parser(commands: Any, positive: Any) -> None:
                        help="copies of COMMAND per protocol era, the calls spread over them "
                             "")
     serve.add_argument("--request-timeout", type=seconds, default=None, metavar="S",
-                       help="seconds a call may wait for its answer before -32000 and a "
-                            "cancellation (default: none)")
+                       help="seconds a call may take, from its arrival to its answer, "
+                            "before -32000 and a cancellation (default: none)")
     serve.add_argument("--allow-host", action="append", metavar="HOST",
                        help="a Host header to accept (host:port, host:* for any port); "
                             "repeatable; given, the list replaces the default (localhost's: "

@@ -32,10 +32,9 @@ class Pool:
                          for n in range(1, size + 1)]  # fmt: skip
         self._starting: dict[SharedChild, asyncio.Task[None]] = {}
 
-    async def pick(self) -> SharedChild:
-        """The running child with the fewest calls in flight; every child that is down and
-        past its backoff is started first. With none running, the one to restart soonest
-        (its ``forward`` then answers why)."""
+    def ready(self) -> SharedChild | None:
+        """The running child with the fewest calls in flight, at once (None: none runs);
+        every child that is down and past its backoff is started meanwhile."""
         best: SharedChild | None = None
         for child in self.children:
             if child.running and child not in self._starting:
@@ -43,12 +42,17 @@ class Pool:
                     best = child
             elif child not in self._starting and child.restart_in() == 0:
                 self._starting[child] = asyncio.create_task(self._start(child))
-        if best is not None:
-            return best
-        if self._starting:
+        return best
+
+    async def pick(self) -> SharedChild:
+        """``ready``'s child; with none running, the first to be started and prepared; with
+        none starting either, the one to restart soonest (its ``forward`` then answers
+        why)."""
+        while (best := self.ready()) is None:
+            if not self._starting:
+                return min(self.children, key=SharedChild.restart_in)
             await asyncio.wait(set(self._starting.values()), return_when=asyncio.FIRST_COMPLETED)
-            return await self.pick()
-        return min(self.children, key=SharedChild.restart_in)
+        return best
 
     async def _start(self, child: SharedChild) -> None:
         try:

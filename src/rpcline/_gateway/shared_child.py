@@ -10,9 +10,10 @@ its bytes as the child wrote them. The relay's rules hold per child: lines bound
 ``max_pending_bytes``; a broken answer fails its call (``answered_id``, the proxy's rule);
 a child that exits fails every call on it with -32000 naming why, and is started again, after
 a backoff, for the calls after; so does one that closes its stdin or its stdout and lives
-on, which is stopped (SIGTERM, then SIGKILL); a call past ``request_timeout`` is answered
--32000 and cancelled on the child. A call's progress waits for its caller, bounded: past
-``NOTE_BYTES`` it is dropped (progress is advisory; the answer is never dropped).
+on, which is stopped (SIGTERM, then SIGKILL); a call past its deadline (``request_timeout``
+from its arrival) is answered -32000 and cancelled on the child. A call's progress waits
+for its caller, bounded: past ``NOTE_BYTES`` it is dropped (progress is advisory; the
+answer is never dropped).
 """
 
 from __future__ import annotations
@@ -54,10 +55,11 @@ class Call:
     """One request forwarded to a child: its answer, and the progress that came first."""
 
     __slots__ = ("caller_id", "child_id", "owner", "token", "notes", "note_bytes", "dropped",
-                 "answer", "_waiter", "_timer")
+                 "answer", "deadline", "_waiter", "_timer")
 
-    def __init__(self, caller_id: RequestId | None) -> None:
+    def __init__(self, caller_id: RequestId | None, deadline: float | None = None) -> None:
         self.caller_id = caller_id
+        self.deadline = deadline  # the loop time its answer is due by (None: no bound)
         self.child_id = 0
         self.owner: SharedChild | None = None  # the child it was forwarded to
         self.token: Any = None  # the caller's progress token, when it asked for progress
@@ -287,9 +289,11 @@ class SharedChild:
         call.owner = self
         line, call.token = prepared
         self.calls[call.child_id] = call
-        timeout = self.limits.request_timeout
-        if timeout is not None:
-            call._timer = asyncio.get_running_loop().call_later(timeout, self._time_out, call)
+        deadline, timeout = call.deadline, self.limits.request_timeout
+        if deadline is None and timeout is not None:  # a call that came with none: from now
+            deadline = asyncio.get_running_loop().time() + timeout
+        if deadline is not None:
+            call._timer = asyncio.get_running_loop().call_at(deadline, self._time_out, call)
         self.forwarded += 1
         self.write(line)
         return True
