@@ -5,6 +5,8 @@ crashes on its first start or starts slowly, on demand:
 
 - ``request_timeout`` bounds a call from its arrival: the time it waits for room in a
   stuck child's full stdin pipe, or for a slow child to start, counts;
+- SIGTERM stops ``rpcline serve`` with a GET stream open and calls in flight: answered if
+  they can be within ``--shutdown-grace``, failed -32000 if not; a second signal at once;
 - a child that closes its stdin or its stdout and keeps running is noticed on either event
   loop (asyncio's, and uvloop's, which ``rpcline serve`` runs on): every call on it is
   failed, the process is stopped (SIGTERM, then SIGKILL) and a new one serves.
@@ -15,6 +17,10 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
+import re
+import signal
+import socket
+import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -143,6 +149,102 @@ async def test_the_request_timeout_bounds_a_call_waiting_for_a_slow_child(
         await app.aclose()
     assert early["error"]["message"] == "Request timed out"
     assert later["result"]["era"] == V and not app.handshake_only
+
+
+# --- 5: SIGTERM stops rpcline serve, whatever is open ----------------------------------------------
+
+
+def start_serve(tmp_path: Path, *options: str) -> tuple[subprocess.Popen[str], str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "PEER_LOG": str(tmp_path / "received.jsonl")}
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "rpcline", "serve", "--port", str(port), "--env", "PEER_LOG",
+         *options, "--", *PEER], stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return serve, f"http://127.0.0.1:{port}/mcp"
+        except OSError:
+            assert time.monotonic() < deadline and serve.poll() is None, serve.stderr
+            time.sleep(0.1)
+
+
+async def open_stream(http: Any, url: str) -> tuple[asyncio.Task[list[str]], str]:
+    """A 2025-era session and its GET stream (as the SDK's clients keep one); the task
+    ends with the stream, returning what it read."""
+    init = orjson.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}})
+    headers = {"Accept": ACCEPT, "Content-Type": "application/json"}
+    opened = await http.post(url, content=init, headers=headers)
+    session = opened.headers["mcp-session-id"]
+    started = asyncio.Event()
+
+    async def listen() -> list[str]:
+        async with http.stream("GET", url, headers={
+                "Accept": "text/event-stream", "Mcp-Session-Id": session}) as response:
+            assert response.status_code == 200
+            started.set()
+            return [line async for line in response.aiter_lines()]
+
+    task = asyncio.create_task(listen())
+    await asyncio.wait_for(started.wait(), 20)
+    return task, session
+
+
+def pids(err: str) -> list[int]:
+    return [int(pid) for pid in re.findall(r": started \S+ \(pid (\d+)\)", err)]
+
+
+@pytest.mark.anyio
+async def test_sigterm_answers_what_it_can_fails_the_rest_and_exits(tmp_path: Path) -> None:
+    serve, url = start_serve(tmp_path)  # the default --shutdown-grace
+    received = tmp_path / "received.jsonl"
+    try:
+        async with httpx.AsyncClient(timeout=600) as http:  # the client never gives up first
+            stream, _ = await open_stream(http, url)
+            waiting = asyncio.create_task(post(http, url, call_tool("w", "wait")))
+            slow = asyncio.create_task(post(http, url, call_tool("s", "slow", {"seconds": 2})))
+            await until(lambda: received.exists()
+                        and received.read_bytes().count(b'"tools/call"') == 2, "in flight")
+            serve.send_signal(signal.SIGTERM)
+            answers = await asyncio.wait_for(asyncio.gather(waiting, slow, stream), 40)
+            returncode = await asyncio.to_thread(serve.wait, 40)
+    finally:
+        serve.kill()
+        _, err = serve.communicate()
+    waited, slept, streamed = answers
+    assert slept["result"] == {"slept": 2}  # answered within the grace
+    assert waited["error"] == {"code": -32000, "message": "Connection closed",
+                               "data": "the bridge is stopping"}
+    assert streamed == []  # the stream ended, cleanly
+    assert returncode == -signal.SIGTERM, err
+    assert "calls forwarded" in err.splitlines()[-1], err
+    assert len(pids(err)) == 2 and all(gone(pid) for pid in pids(err)), err
+
+
+@pytest.mark.anyio
+async def test_a_second_signal_stops_rpcline_serve_at_once(tmp_path: Path) -> None:
+    serve, url = start_serve(tmp_path, "--shutdown-grace", "600")
+    received = tmp_path / "received.jsonl"
+    try:
+        async with httpx.AsyncClient(timeout=600) as http:  # the client never gives up first
+            waiting = asyncio.create_task(post(http, url, call_tool("w", "wait")))
+            await until(lambda: received.exists() and b'"wait"' in received.read_bytes(),
+                        "in flight")
+            serve.send_signal(signal.SIGTERM)
+            await asyncio.sleep(0.5)
+            serve.send_signal(signal.SIGTERM)
+            returncode = await asyncio.to_thread(serve.wait, 30)  # far less than the grace
+            waiting.cancel()
+    finally:
+        serve.kill()
+        _, err = serve.communicate()
+    assert returncode == -signal.SIGTERM, err
+    assert pids(err) and all(gone(pid) for pid in pids(err)), err
 
 
 # --- 6: a child that closes a pipe and lives on -------------------------------------------------

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import signal
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
@@ -40,7 +41,7 @@ from rpcline._gateway.relay_types import (
 from rpcline._gateway.relay_lines import failure
 from rpcline._gateway.shared_child import Call, Limits, SharedChild
 
-__all__ = ("LOCALHOST_HOSTS", "LOCALHOST_ORIGINS", "StdioBridge")
+__all__ = ("DEFAULT_SHUTDOWN_GRACE", "LOCALHOST_HOSTS", "LOCALHOST_ORIGINS", "StdioBridge")
 
 # The SDK's DNS-rebinding defaults for a server bound to localhost.
 LOCALHOST_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
@@ -48,6 +49,10 @@ LOCALHOST_ORIGINS: Final = ("http://127.0.0.1:*", "http://localhost:*", "http://
 SESSION_HEADER: Final = b"mcp-session-id"
 CLIENT_INFO: Final = {"name": "rpcline-serve", "version": rpcline.__version__}
 NEWEST_HANDSHAKE: Final = HANDSHAKE_PROTOCOL_VERSIONS[-1]
+# Seconds the calls in flight have to be answered once the bridge stops (a tool call of a
+# few seconds gets through; a stuck one does not hold the stop for long: with the children's
+# own stop, well within the 10 s a container manager gives before SIGKILL).
+DEFAULT_SHUTDOWN_GRACE: Final = 5.0
 
 
 def __dir__() -> list[str]:
@@ -65,7 +70,8 @@ class StdioBridge:
     bridges that share it take each other's 2025-era sessions (for scale-out,
     docs/serve.md); past ``max_sessions`` open, the least recently used idle one ends.
     ``allowed_hosts`` / ``allowed_origins``: the DNS-rebinding allow-lists, localhost by
-    default (``None`` turns them off).
+    default (``None`` turns them off). ``shutdown_grace``: seconds ``aclose`` gives the calls
+    in flight to be answered before it fails them.
     """
 
     def __init__(
@@ -87,6 +93,7 @@ class StdioBridge:
         max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
         max_body_bytes: int = MAX_BODY_BYTES,
         kill_after: float = DEFAULT_KILL_AFTER,
+        shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE,
         record: str | None = None,
         log: Callable[[str], None] | None = None,
         access_log: Callable[[str], None] | None = None,
@@ -96,13 +103,19 @@ class StdioBridge:
                             "its arguments)")
         if type(children) is not int or children < 1:
             raise ValueError(f"children must be an int >= 1, not {children!r}")
+        if not shutdown_grace >= 0:
+            raise ValueError(f"shutdown_grace must be >= 0 seconds, not {shutdown_grace!r}")
         self.path = path
         self.log = _stderr if log is None else log
         self.access_log = access_log
         self._token = None if token is None else token.encode()
         self.max_body_bytes = max_body_bytes
         self.request_timeout = request_timeout
+        self.shutdown_grace = shutdown_grace
         self.unsent = 0  # calls answered -32000 before any child took them (their timeout)
+        self._waiting = 0  # calls not yet forwarded: waiting for a child, or room in its input
+        self._closing: asyncio.Future[None] | None = None  # aclose, once it began
+        self._aborted = False
         limits = Limits(max_line_bytes, max_pending, max_pending_bytes, request_timeout,
                         kill_after)  # fmt: skip
         shared = dict(limits=limits, env=child_environment(list(env)), cwd=cwd, log=self.log,
@@ -140,6 +153,9 @@ class StdioBridge:
         if self._token is not None and not self._authorized(scope["headers"]):
             return await respond(send, 401, b"Unauthorized", [
                 (b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")])
+        if self._closing is not None:
+            return await refuse(send, 503, "Service Unavailable: the bridge is stopping",
+                                code=-32000)
         if scope["method"] == "POST" and not says_json(content_type(scope["headers"])):
             # The SDK's first check, in both eras: a form or text/plain is what a browser
             # sends cross-site without asking first.
@@ -147,12 +163,37 @@ class StdioBridge:
         return await self._guard(scope, receive, send)
 
     async def aclose(self) -> None:
-        """Stop every child (input closed, then SIGTERM, then SIGKILL) and end the sessions;
-        the summary goes to the log."""
+        """Stop: new requests are refused (503); the sessions end, and their GET streams;
+        the calls in flight have ``shutdown_grace`` seconds to be answered, then the rest
+        fail (-32000); every child is stopped (input closed, then SIGTERM, then SIGKILL);
+        the summary goes to the log. A server embedding the bridge calls it when its
+        shutdown begins (uvicorn waits for open responses before its lifespan shutdown);
+        every call after the first waits for the same end. ``abort`` cuts it short."""
+        if self._closing is None:
+            self._closing = asyncio.ensure_future(self._close())
+        await asyncio.shield(self._closing)
+
+    def abort(self) -> None:
+        """Stop now (an operator's second signal): every child is killed (SIGKILL), and
+        ``aclose`` waits for no call."""
+        self._aborted = True
+        for child in (*self.modern.children, *self.legacy.children):
+            child.child.signal(signal.SIGKILL)
+
+    async def _close(self) -> None:
         for session in list(self.sessions.open.values()):
             self.sessions.close(session)
-        await asyncio.gather(self.modern.stop(), self.legacy.stop())
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.shutdown_grace
+        while self._in_flight() and loop.time() < deadline and not self._aborted:
+            await asyncio.sleep(0.05)
+        grace = 0.0 if self._aborted else 2.0
+        await asyncio.gather(self.modern.stop(grace), self.legacy.stop(grace))
         self.log(self.summary())
+
+    def _in_flight(self) -> int:
+        """Calls not answered yet: on a child, or waiting for one."""
+        return self.modern.in_flight + self.legacy.in_flight + self._waiting
 
     def summary(self) -> str:
         """One line: calls forwarded and failed, sessions, child starts per era."""
@@ -425,11 +466,14 @@ class StdioBridge:
         child = pool.ready()  # the usual case: no wait, and no timeout to arm
         if child is not None:
             return child
+        self._waiting += 1
         try:
             async with asyncio.timeout_at(deadline):
                 return await pool.pick()
         except TimeoutError:
             return None
+        finally:
+            self._waiting -= 1
 
     async def _call(self, child: SharedChild | None, r: rpcline.Route, receive: Receive,
                     send: Send, headers: Headers, status_of: Callable[[bytes], int] | None,
@@ -445,12 +489,15 @@ class StdioBridge:
             return await self._unsent(call, "no server was ready to take it", "", send,
                                       headers, status_of)
         if child.congested is not None:
+            self._waiting += 1
             try:
                 async with asyncio.timeout_at(call.deadline):
                     await child.writable()
             except TimeoutError:
                 return await self._unsent(call, "the server took no input", f"{child.name}: ",
                                           send, headers, status_of)
+            finally:
+                self._waiting -= 1
         if session is not None:
             session.calls[r.id] = call
         try:

@@ -20,11 +20,13 @@ that exits fails its calls with -32000 and is started again. Logs go to stderr."
 
 STATUS = """\
 2  uvicorn is not installed, or the command line is wrong
-(stopped by SIGINT or SIGTERM, it stops its children, then ends by that signal, as
-uvicorn does)"""
+(on SIGINT or SIGTERM it takes no new request, ends the GET streams, gives the calls in
+flight --shutdown-grace seconds, fails the rest with -32000, stops its children, then ends
+by that signal, as uvicorn does; a second signal stops it at once, its children killed)"""
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 LOG_LEVELS = ("error", "warning", "info", "debug")
+STARTUP_FAILURE = 3  # uvicorn's status when it could not start (uvicorn.run's)
 
 
 def add_parser(commands: Any, positive: Any) -> None:
@@ -45,6 +47,9 @@ def add_parser(commands: Any, positive: Any) -> None:
     serve.add_argument("--request-timeout", type=seconds, default=None, metavar="S",
                        help="seconds a call may take, from its arrival to its answer, "
                             "before -32000 and a cancellation (default: none)")
+    serve.add_argument("--shutdown-grace", type=seconds, default=None, metavar="S",
+                       help="on SIGINT or SIGTERM, seconds the calls in flight have to be "
+                            "answered before -32000 (default: 5)")
     serve.add_argument("--allow-host", action="append", metavar="HOST",
                        help="a Host header to accept (host:port, host:* for any port); "
                             "repeatable; given, the list replaces the default (localhost's: "
@@ -107,7 +112,9 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
         return _usage("uvicorn is not installed: pip install '.[serve]' in a clone of "
                       "rpcline, or pip install 'rpcline[serve]' from a release")
     from rpcline import bridge, proxy
+    from rpcline._cli.serve_server import Server
 
+    grace = bridge.DEFAULT_SHUTDOWN_GRACE if args.shutdown_grace is None else args.shutdown_grace
     app = bridge.StdioBridge(
         command, children=args.children, request_timeout=args.request_timeout,
         env=args.env or (), token=secrets.get("token"), session_key=secrets.get("session-key"),
@@ -115,14 +122,16 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
         allowed_origins=bridge.LOCALHOST_ORIGINS if origins is None else origins,
         max_line_bytes=args.max_line_bytes or proxy.DEFAULT_MAX_LINE_BYTES,
         max_pending=args.max_pending or proxy.DEFAULT_MAX_PENDING,
-        max_sessions=args.max_sessions, record=args.record,
+        max_sessions=args.max_sessions, shutdown_grace=grace, record=args.record,
         access_log=_stderr if args.log_level in ("info", "debug") else None)
     print(f"rpcline serve: http://{args.host}:{args.port}/mcp for {' '.join(command)}",
           file=sys.stderr, flush=True)
     # uvicorn's own access log would repeat the bridge's, without the MCP method.
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
-                access_log=False, lifespan="on")
-    return 0
+    server = Server(uvicorn.Config(app, host=args.host, port=args.port,
+                                   log_level=args.log_level, access_log=False,
+                                   lifespan="on"), app)
+    server.run()  # as uvicorn.run does, with the bridge's stop (serve_server)
+    return 0 if server.started else STARTUP_FAILURE
 
 
 def _loopback(host: str) -> bool:

@@ -31,6 +31,7 @@ class Pool:
                                on_notification=on_notification, record=record)
                          for n in range(1, size + 1)]  # fmt: skip
         self._starting: dict[SharedChild, asyncio.Task[None]] = {}
+        self.closed = False  # stopped: no child starts again
 
     def ready(self) -> SharedChild | None:
         """The running child with the fewest calls in flight, at once (None: none runs);
@@ -40,7 +41,7 @@ class Pool:
             if child.running and child not in self._starting:
                 if best is None or len(child.calls) < len(best.calls):
                     best = child
-            elif child not in self._starting and child.restart_in() == 0:
+            elif child not in self._starting and child.restart_in() == 0 and not self.closed:
                 self._starting[child] = asyncio.create_task(self._start(child))
         return best
 
@@ -63,15 +64,16 @@ class Pool:
             self.log(f"{child.name}: cannot run the command: {error.strerror or error}")
         except Exception as error:  # a handshake refused or unanswered: the child is no use
             self.log(f"{child.name}: {error}; stopping it")
-            child.gone = str(error)
-            await child.stop(grace=0)
+            await child.stop(grace=0, cause=str(error))
         finally:
             del self._starting[child]
 
-    async def stop(self) -> None:
+    async def stop(self, grace: float = 2.0) -> None:
+        """Stop every child (``SharedChild.stop``); none is started after."""
+        self.closed = True
         for task in list(self._starting.values()):
             task.cancel()
-        await asyncio.gather(*(child.stop() for child in self.children))
+        await asyncio.gather(*(child.stop(grace) for child in self.children))
 
     @property
     def in_flight(self) -> int:

@@ -176,12 +176,14 @@ class SharedChild:
             raise
         self.log(f"{self.name}: started {self.child.command[0]} (pid {self.child.pid})")
 
-    async def stop(self, grace: float = 2.0) -> None:
-        """Close its input, give it ``grace`` seconds, then SIGTERM, then SIGKILL."""
+    async def stop(self, grace: float = 2.0, cause: str = "the bridge is stopping") -> None:
+        """Fail its calls (``cause``), close its input, give it ``grace`` seconds, then
+        SIGTERM, then SIGKILL."""
+        self._fail_all(cause)
+        self.gone = cause
+        self.child_input_full(False)  # whoever waits to write learns it is over
         if self.child.transport is None or self.child.returncode is not None:
             return
-        self._fail_all("the bridge is stopping")
-        self.gone = "the bridge is stopping"
         self.stopping = True
         self.child.close_input()
         await self.child.stop(grace, self.limits.kill_after)
@@ -319,7 +321,8 @@ class SharedChild:
             self.child.write(line)
 
     async def writable(self) -> None:
-        """Until the child's stdin pipe takes more (its backpressure on every caller)."""
+        """Until the child's stdin pipe takes more (its backpressure on every caller), or it
+        takes nothing more (``forward`` then answers why)."""
         while self.congested is not None:
             await asyncio.shield(self.congested)
 

@@ -1,0 +1,52 @@
+"""uvicorn's server for ``rpcline serve``, with the bridge's stop where uvicorn's begins.
+
+On SIGINT or SIGTERM uvicorn stops accepting, asks each connection to close once its
+response is sent, waits for every connection to close (without a bound, unless
+``timeout_graceful_shutdown``), and only then runs the lifespan shutdown, where an ASGI app
+learns that it stops. A GET stream (the SDK's clients keep one for a whole session) or a
+call on a hung child never ends by itself, so that shutdown never came. ``Server`` begins
+``StdioBridge.aclose`` as soon as uvicorn's shutdown begins: the streams end, the calls in
+flight are answered, or failed after the bridge's grace, the connections then close, and
+the lifespan shutdown finds the bridge stopped. A second SIGINT or SIGTERM stops at once
+(uvicorn forces only a second SIGINT): the children are killed, nothing is waited for.
+
+Imported only once uvicorn is found (``rpcline[serve]``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from types import FrameType
+
+import uvicorn
+
+from rpcline.bridge import StdioBridge
+
+
+class Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, bridge: StdioBridge) -> None:
+        super().__init__(config)
+        self.bridge = bridge
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        self._loop = asyncio.get_running_loop()
+        await super().serve(sockets)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        # A signal handler: it runs between two bytecodes of whatever the loop runs, so
+        # it only sets flags and hands the rest to the loop.
+        if self.should_exit and self._loop is not None:  # the second signal
+            self.force_exit = True
+            self._loop.call_soon_threadsafe(self.bridge.abort)
+        super().handle_exit(sig, frame)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in getattr(self, "servers", ()):  # no new connection while it stops
+            server.close()
+        closing = asyncio.ensure_future(self.bridge.aclose())
+        try:
+            await super().shutdown(sockets)
+        finally:
+            await closing
