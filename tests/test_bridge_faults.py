@@ -9,7 +9,9 @@ crashes on its first start or starts slowly, on demand:
   they can be within ``--shutdown-grace``, failed -32000 if not; a second signal at once;
 - a child that closes its stdin or its stdout and keeps running is noticed on either event
   loop (asyncio's, and uvloop's, which ``rpcline serve`` runs on): every call on it is
-  failed, the process is stopped (SIGTERM, then SIGKILL) and a new one serves.
+  failed, the process is stopped (SIGTERM, then SIGKILL) and a new one serves;
+- an exit or a slow start of a new 2026 child is no answer to the bridge's
+  ``server/discover`` probe: the next child is probed again, a slow one waited for.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ pytest.importorskip("anyio", reason="anyio comes with the interop extra")
 
 from _asgi import serving
 
+from rpcline._gateway import bridge_eras as eras
 from rpcline._gateway import shared_child
 from rpcline.bridge import StdioBridge
 
@@ -307,3 +310,43 @@ async def test_a_call_that_replaces_a_child_that_closed_its_input_ends_what_it_l
     assert again["result"]["pid"] != first["result"]["pid"]
     for answer in left:
         assert answer["error"]["data"] == "the server closed its input"
+
+
+# --- 7: one probe that failed is not forever ------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_2026_child_that_crashes_on_its_first_start_is_probed_again(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("PEER_FIRST", str(tmp_path / "started once"))
+    log = Log()
+    app = StdioBridge(PEER, env=["PEER_FIRST"], log=log)
+    try:
+        async with serving(app, timeout=60) as url, httpx.AsyncClient(timeout=30) as http:
+            crashed = await post(http, url, call_tool(1, "era"))
+            again = await served(http, url, "era")
+    finally:
+        await app.aclose()
+    assert crashed["error"]["message"] == "Connection closed"
+    assert "exited with status 3" in crashed["error"]["data"]
+    assert again["result"]["era"] == V  # a 2026 child served it, probed again
+    assert not app.handshake_only
+    assert any("exited with status 3" in m for m in log), log
+    assert not any("handshake era only" in m for m in log), log
+
+
+@pytest.mark.anyio
+async def test_a_2026_child_slower_than_the_probes_patience_is_waited_for(
+        monkeypatch: Any) -> None:
+    monkeypatch.setattr(eras, "SLOW_PROBE", 0.5)  # the log says so past it, and waits on
+    monkeypatch.setenv("PEER_SLOW", "2")
+    log = Log()
+    app = StdioBridge(PEER, env=["PEER_SLOW"], log=log)
+    try:
+        async with serving(app, timeout=60) as url, httpx.AsyncClient(timeout=30) as http:
+            answer = await post(http, url, call_tool(1, "era"))
+    finally:
+        await app.aclose()
+    assert answer["result"]["era"] == V
+    assert not app.handshake_only
+    assert "2026-1: no answer to server/discover in 0.5 s yet; waiting for it" in log, log

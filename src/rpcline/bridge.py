@@ -17,7 +17,6 @@ from a child of one's own.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hmac
 import signal
 import sys
@@ -269,15 +268,33 @@ class StdioBridge:
         await self._translated(r, receive, send)
 
     async def _discover(self, child: SharedChild) -> None:
-        """``Pool.prepare`` of a 2026 child: ``server/discover``, to know it speaks 2026."""
+        """``Pool.prepare`` of a 2026 child: ``server/discover``, to know it speaks 2026.
+
+        Only the child's answer says: a result, 2026-07-28; an error, the handshake era
+        only. A child that exits first (a crash on its first start, say) said nothing, and
+        the next one is asked again; a slow one (a server run through ``uvx`` the first
+        time, heavy imports) is waited for, the calls with it, each within its timeout.
+        """
         call = child.ask("server/discover", eras.PROBE_PARAMS)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(call.wait(), eras.PROBE_TIMEOUT)
-        if not eras.answered_discover(call.answer):
-            self.handshake_only = True
-            self.log("the server answers no server/discover: it speaks the 2025 handshake "
-                     "era only; its 2025-era children serve 2026-07-28 requests (docs/serve.md)")
-            raise RuntimeError("a handshake-era server")
+        answered = asyncio.ensure_future(call.wait())
+        try:
+            if not (await asyncio.wait((answered,), timeout=eras.SLOW_PROBE))[0]:
+                self.log(f"{child.name}: no answer to server/discover in "
+                         f"{eras.SLOW_PROBE:g} s yet; waiting for it")
+                await answered
+        finally:
+            answered.cancel()
+        if eras.answered_discover(call.answer):
+            return
+        if not child.running:  # the bridge failed the probe: the child's end answered it
+            raise RuntimeError(f"{child.gone}, before it answered server/discover (the next "
+                               "one is asked again)")
+        self.handshake_only = True
+        said = (call.answer or b"")[:200].decode("utf-8", "replace")
+        self.log(f"{child.name}: the server answered server/discover with an error ({said}): "
+                 "it speaks the 2025 handshake era only; its 2025-era children serve "
+                 "2026-07-28 requests (docs/serve.md)")
+        raise RuntimeError("a handshake-era server")
 
     async def _translated(self, r: rpcline.Route, receive: Receive, send: Send) -> None:
         """A 2026-07-28 request for a handshake-era server (``bridge_eras``)."""

@@ -1,8 +1,8 @@
 """What ``rpcline.bridge`` translates between eras, for a server that speaks only the 2025
 handshake era (an SDK 1.x server, most servers in use today) and a 2026-07-28 client.
 
-A 2026 child is found by asking it ``server/discover`` first; a command that answers no
-result speaks the handshake era only. Its 2025-era children, initialized by the bridge,
+A 2026 child is found by asking it ``server/discover`` first; a command that answers an
+error speaks the handshake era only. Its 2025-era children, initialized by the bridge,
 then serve 2026-07-28 requests too: ``server/discover`` is answered from their
 ``initialize`` result, and the methods both eras share are forwarded as they came (their
 ``_meta`` envelope is extra metadata to a handshake-era server, which ignores it). Their
@@ -41,7 +41,7 @@ PROBE_PARAMS: Final = {"_meta": {
     "io.modelcontextprotocol/protocolVersion": V2026,
     "io.modelcontextprotocol/clientInfo": {"name": "rpcline-serve", "version": __version__},
     "io.modelcontextprotocol/clientCapabilities": {}}}  # fmt: skip
-PROBE_TIMEOUT: Final = 10.0  # seconds a new child has to answer server/discover
+SLOW_PROBE: Final = 10.0  # seconds after which an unanswered probe is logged (still awaited)
 # 2026-07-28 methods a handshake-era server has no counterpart for.
 UNTRANSLATED: Final = frozenset({"subscriptions/listen"})
 DISCOVER: Final = "server/discover"

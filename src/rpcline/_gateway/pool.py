@@ -63,7 +63,7 @@ class Pool:
         except OSError as error:
             self.log(f"{child.name}: cannot run the command: {error.strerror or error}")
         except Exception as error:  # a handshake refused or unanswered: the child is no use
-            self.log(f"{child.name}: {error}; stopping it")
+            self.log(f"{child.name}: {error}{'; stopping it' if child.running else ''}")
             await child.stop(grace=0, cause=str(error))
         finally:
             del self._starting[child]
