@@ -162,3 +162,52 @@ async def test_the_request_log_names_each_request_and_never_its_token() -> None:
     assert re.fullmatch(pattern.format(401, ""), lines[2]), lines[2]
     assert re.fullmatch(pattern.format(421, ""), lines[3]), lines[3]
     assert not any("s3cret" in line or "argument" in line for line in lines)
+
+
+def _serve(*options: str, **popen: Any) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "rpcline", "serve", *options, "--", *PEER],
+                            stderr=subprocess.PIPE, text=True, **popen)
+
+
+def _banner(serve: subprocess.Popen[str]) -> str:
+    assert serve.stderr is not None
+    return serve.stderr.readline()
+
+
+def test_a_port_in_use_is_one_line_and_status_3() -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "rpcline", "serve", "--port", str(port),
+                               "--", *PEER], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 3
+    assert done.stderr.splitlines() == [f"rpcline serve: cannot listen on 127.0.0.1:{port}: "
+                                        "Address already in use"]
+
+
+@pytest.mark.parametrize("ignored", [False, True], ids=["from-a-terminal", "sigint-ignored"])
+def test_the_banner_comes_once_bound_and_ctrl_c_exits_130(ignored: bool) -> None:
+    # A background job of a script starts with SIGINT ignored; it is still stopped by it
+    # (uvicorn's handler), and must say so in its status as in a terminal.
+    import signal
+
+    def ignore_sigint() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    serve = _serve("--port", "0", preexec_fn=ignore_sigint if ignored else None)
+    try:
+        banner = _banner(serve)
+        match = re.fullmatch(r"rpcline serve: listening on http://127\.0\.0\.1:(\d+)/mcp for "
+                             r".*bridge_peer\.py\n", banner)
+        assert match and int(match.group(1)) > 0, banner
+        ping = httpx.post(f"http://127.0.0.1:{match.group(1)}/mcp", headers=HEADERS,
+                          content=INIT, timeout=30)  # bound: served at once
+        assert ping.status_code == 200
+        serve.send_signal(signal.SIGINT)
+        assert serve.wait(timeout=60) == 130
+    finally:
+        serve.kill()
+        serve.wait()

@@ -6,6 +6,7 @@ import argparse
 import ipaddress
 import os
 import shutil
+import socket
 import sys
 from typing import Any
 
@@ -19,7 +20,9 @@ era), each with an id of the child's own; answers go back with the caller's id. 
 that exits fails its calls with -32000 and is started again. Logs go to stderr."""
 
 STATUS = """\
-2  uvicorn is not installed, or the command line is wrong
+2  uvicorn is not installed, the command cannot be run, or the command line is wrong
+3  it cannot listen on HOST:PORT (the port in use, say)
+130, 143  stopped by SIGINT (Ctrl-C) or SIGTERM, as a shell reports a process they ended
 (on SIGINT or SIGTERM it takes no new request, ends the GET streams, gives the calls in
 flight --shutdown-grace seconds, fails the rest with -32000, stops its children, then ends
 by that signal, as uvicorn does; a second signal stops it at once, its children killed)"""
@@ -124,14 +127,42 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
         max_pending=args.max_pending or proxy.DEFAULT_MAX_PENDING,
         max_sessions=args.max_sessions, shutdown_grace=grace, record=args.record,
         access_log=_stderr if args.log_level in ("info", "debug") else None)
-    print(f"rpcline serve: http://{args.host}:{args.port}/mcp for {' '.join(command)}",
-          file=sys.stderr, flush=True)
+    try:
+        listener = _listen(args.host, args.port)
+    except OSError as error:
+        _stderr(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}")
+        return STARTUP_FAILURE
+    port = listener.getsockname()[1]
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    _stderr(f"listening on http://{host}:{port}/mcp for {' '.join(command)}")
     # uvicorn's own access log would repeat the bridge's, without the MCP method.
-    server = Server(uvicorn.Config(app, host=args.host, port=args.port,
+    server = Server(uvicorn.Config(app, host=args.host, port=port,
                                    log_level=args.log_level, access_log=False,
                                    lifespan="on"), app)
-    server.run()  # as uvicorn.run does, with the bridge's stop (serve_server)
+    server.run(sockets=[listener])  # as uvicorn.run does, with the bridge's stop
+    if server.stopped_by is not None:
+        # uvicorn raised the signal again after its shutdown, which ends the process by it;
+        # here only where it was ignored (a background job of a script): say it all the same.
+        return 128 + server.stopped_by
     return 0 if server.started else STARTUP_FAILURE
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before the banner says so: a port in use is one line.
+
+    IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on accepted sockets only when their
+    protocol says TCP, and without it every keep-alive answer waits for a delayed ACK."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        if os.name != "nt":  # as asyncio's create_server does: rebind past TIME_WAIT
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((host, port))
+        listener.listen(2048)  # uvicorn's backlog
+    except OSError:
+        listener.close()
+        raise
+    return listener
 
 
 def _loopback(host: str) -> bool:

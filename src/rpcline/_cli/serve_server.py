@@ -29,6 +29,7 @@ class Server(uvicorn.Server):
         super().__init__(config)
         self.bridge = bridge
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.stopped_by: int | None = None  # the first signal that stopped it
 
     async def serve(self, sockets: list[socket.socket] | None = None) -> None:
         self._loop = asyncio.get_running_loop()
@@ -40,6 +41,8 @@ class Server(uvicorn.Server):
         if self.should_exit and self._loop is not None:  # the second signal
             self.force_exit = True
             self._loop.call_soon_threadsafe(self.bridge.abort)
+        if self.stopped_by is None:
+            self.stopped_by = sig
         super().handle_exit(sig, frame)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
