@@ -211,3 +211,34 @@ def test_the_banner_comes_once_bound_and_ctrl_c_exits_130(ignored: bool) -> None
     finally:
         serve.kill()
         serve.wait()
+
+
+def test_a_child_s_death_is_one_line_and_a_call_in_its_backoff_is_told_when() -> None:
+    # The child kills itself at once, while idle; a call that comes during the backoff
+    # before its restart fails with how it ended and when the next one starts.
+    from rpcline import route
+    from rpcline._gateway.shared_child import Call, Limits, SharedChild
+
+    async def main() -> tuple[bytes | None, list[str]]:
+        log: list[str] = []
+        child = SharedChild("2025-1", [sys.executable, "-c",
+                                       "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"],
+                            limits=Limits(), env=None, cwd=None, log=log.append,
+                            on_notification=lambda child, r: None)
+        await child.start()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 30
+        while child.running and loop.time() < deadline:
+            await asyncio.sleep(0)  # as soon as its end is known, well within the backoff
+        call = Call(7)
+        child.forward(route(request(7, "ping")), call)
+        await child.stop()
+        return call.answer, log
+
+    answer, log = asyncio.run(main())
+    assert answer is not None
+    data = orjson.loads(answer)["error"]["data"]
+    assert re.fullmatch(r"the server was killed by SIGKILL; restarting in 0\.\d+ s", data), data
+    deaths = [line for line in log if "SIGKILL" in line]
+    assert deaths == ["2025-1: the server was killed by SIGKILL; started again for the next "
+                      "call in 0.25 s"], log

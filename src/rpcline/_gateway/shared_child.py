@@ -19,6 +19,7 @@ answer is never dropped).
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -38,6 +39,16 @@ from rpcline._gateway.relay_lines import CANCELLED, answered_id, failure, is_nul
 NOTE_BYTES: Final = 1024 * 1024  # progress held for one caller that does not read it
 MAX_BACKOFF: Final = 30.0  # seconds between restarts of a child that keeps dying
 STABLE_AFTER: Final = 10.0  # a child that ran this long starts its backoff afresh
+
+
+def ended(returncode: int | None) -> str:
+    """How a child's process ended, from its status: a negative one names the signal."""
+    if returncode is not None and returncode < 0:
+        try:
+            return f"the server was killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"the server was killed by signal {-returncode}"
+    return f"the server exited with status {returncode}"
 
 
 @dataclass(frozen=True)
@@ -197,7 +208,7 @@ class SharedChild:
         """The process is gone. What it wrote before is still read (``output_closed`` comes
         within a loop iteration or two); a grandchild holding its stdout open cannot keep
         the calls waiting past ``EXIT_GRACE``."""
-        cause = f"the server exited with status {self.child.returncode}"
+        cause = ended(self.child.returncode)
         if self.stopping:
             self._count_down()
         else:
@@ -273,7 +284,10 @@ class SharedChild:
         if self.gone is None and self.child.output_done:
             self.gone = "the server closed its output"
         if self.gone is not None:
-            call.finish(failure(call.caller_id, "Connection closed", self.gone))
+            cause, wait = self.gone, self.restart_in()
+            if wait > 0 and self.down_for == self.generation and not self.stopping:
+                cause += f"; restarting in {wait:.2g} s"  # in its backoff: when to retry
+            call.finish(failure(call.caller_id, "Connection closed", cause))
             return False
         prepared = lines.with_child_ids(r, self.next_id + 1)
         if prepared is None:
