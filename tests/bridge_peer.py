@@ -1,6 +1,7 @@
 """A scripted stdio MCP server for tests/test_bridge_sessions.py: ``python bridge_peer.py``.
 
-Every line it receives is appended to the file named by ``PEER_LOG`` (when set). It answers
+Every line it receives is appended to the file named by ``PEER_LOG`` (when set); it first
+writes ``PEER_STDERR`` (when set) to its stderr. It answers
 ``initialize`` with a fixed result, and ``tools/call`` by its tool's name: ``notify`` writes
 each message of ``arguments.messages`` first (notifications the test wants the bridge to
 deliver), then answers; ``resources/subscribe`` to ``test://refused`` is refused
@@ -30,6 +31,9 @@ def send(message: dict) -> None:
 
 
 def main() -> None:
+    if os.environ.get("PEER_STDERR"):  # a server's chatter, and a last line without its end
+        sys.stderr.write(os.environ["PEER_STDERR"])
+        sys.stderr.flush()
     log = open(LOG, "a", buffering=1) if LOG else None  # noqa: SIM115
     for line in sys.stdin:
         if log:

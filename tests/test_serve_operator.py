@@ -242,3 +242,45 @@ def test_a_child_s_death_is_one_line_and_a_call_in_its_backoff_is_told_when() ->
     deaths = [line for line in log if "SIGKILL" in line]
     assert deaths == ["2025-1: the server was killed by SIGKILL; started again for the next "
                       "call in 0.25 s"], log
+
+
+@pytest.mark.parametrize("choice", ["prefix", "inherit", "discard", "file"])
+def test_a_child_s_stderr_goes_where_child_stderr_says(choice: str, tmp_path: Path) -> None:
+    import os
+    import signal
+
+    option = f"file:{tmp_path / 'children.log'}" if choice == "file" else choice
+    env = {**os.environ, "PEER_STDERR": "first line\nlast, unended"}
+    serve = subprocess.Popen([sys.executable, "-m", "rpcline", "serve", "--port", "0",
+                              "--child-stderr", option, "--env", "PEER_STDERR", "--", *PEER],
+                             stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        port = re.search(r":(\d+)/mcp", _banner(serve)).group(1)  # type: ignore[union-attr]
+        opened = httpx.post(f"http://127.0.0.1:{port}/mcp", headers=HEADERS, content=INIT,
+                            timeout=30)
+        assert opened.status_code == 200
+        serve.send_signal(signal.SIGINT)
+        _, err = serve.communicate(timeout=60)
+    finally:
+        serve.kill()
+        serve.wait()
+    pid = r"\d+"
+    lines = err.splitlines()
+    if choice == "prefix":
+        name = re.escape(Path(PEER[0]).name)
+        said = [line for line in lines if "first line" in line or "unended" in line]
+        assert len(said) == 2 and all(re.fullmatch(
+            rf"\[{name} 2025-1 {pid}\] (first line|last, unended)", line) for line in said), err
+    elif choice == "inherit":
+        assert "first line" in lines and "last, unended" in err
+    elif choice == "discard":
+        assert "first line" not in err and "unended" not in err
+    else:
+        assert (tmp_path / "children.log").read_text() == "first line\nlast, unended"
+        assert "first line" not in err
+
+
+def test_a_child_stderr_that_is_no_choice_is_a_usage_error() -> None:
+    done = subprocess.run([sys.executable, "-m", "rpcline", "serve", "--child-stderr", "file:",
+                           "--", *PEER], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "inherit, prefix, discard or file:PATH" in done.stderr

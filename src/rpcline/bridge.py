@@ -34,6 +34,7 @@ from rpcline._gateway.bridge_http import (JSON, MCP, NAMED, Headers, accepts, an
                                           says_json, stream)
 from rpcline._gateway.bridge_sessions import LEVELS, Session, Sessions, param
 from rpcline._gateway.child import child_environment
+from rpcline._gateway.child_stderr import check as check_stderr
 from rpcline._gateway.pool import HANDSHAKE_TIMEOUT, Pool
 from rpcline._gateway.relay_types import (
     DEFAULT_KILL_AFTER, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES)
@@ -70,7 +71,10 @@ class StdioBridge:
     docs/serve.md); past ``max_sessions`` open, the least recently used idle one ends.
     ``allowed_hosts`` / ``allowed_origins``: the DNS-rebinding allow-lists, localhost by
     default (``None`` turns them off). ``shutdown_grace``: seconds ``aclose`` gives the calls
-    in flight to be answered before it fails them.
+    in flight to be answered before it fails them. ``child_stderr``: where the children's
+    stderr goes: ``prefix`` (the bridge's stderr, each line ``[NAME ERA-N PID] ...``),
+    ``inherit``, ``discard`` or ``file:PATH``. ``log`` takes the bridge's own lines,
+    ``access_log`` one line per HTTP request (None: none).
     """
 
     def __init__(
@@ -96,6 +100,7 @@ class StdioBridge:
         record: str | None = None,
         log: Callable[[str], None] | None = None,
         access_log: Callable[[str], None] | None = None,
+        child_stderr: str = "prefix",
     ) -> None:
         if isinstance(command, str) or not command:
             raise TypeError("command must be a non-empty sequence of str (the program and "
@@ -118,10 +123,11 @@ class StdioBridge:
         limits = Limits(max_line_bytes, max_pending, max_pending_bytes, request_timeout,
                         kill_after)  # fmt: skip
         shared = dict(limits=limits, env=child_environment(list(env)), cwd=cwd, log=self.log,
-                      record=record)  # fmt: skip
+                      record=record, stderr=check_stderr(child_stderr))  # fmt: skip
         self.modern = Pool("2026", command, children, on_notification=self._from_modern,
                            prepare=self._discover, **shared)  # type: ignore[arg-type]
         self.handshake_only = False  # the command answered no server/discover
+        self._probed = False  # the first probe was announced
         self.legacy = Pool("2025", command, children, on_notification=self._from_legacy,
                            prepare=self._handshake, **shared)  # type: ignore[arg-type]
         self.sessions = Sessions(None if session_key is None else session_key.encode(),
@@ -275,6 +281,10 @@ class StdioBridge:
         the next one is asked again; a slow one (a server run through ``uvx`` the first
         time, heavy imports) is waited for, the calls with it, each within its timeout.
         """
+        if not self._probed:  # said once: what follows on its stderr may be the probe's
+            self._probed = True
+            self.log(f"{child.name}: asking it server/discover to learn its era (a server of "
+                     "the 2025 era only may write a warning about that request)")
         call = child.ask("server/discover", eras.PROBE_PARAMS)
         answered = asyncio.ensure_future(call.wait())
         try:

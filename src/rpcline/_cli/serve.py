@@ -78,6 +78,11 @@ def add_parser(commands: Any, positive: Any) -> None:
     serve.add_argument("--max-sessions", type=positive, default=10_000, metavar="N",
                        help="2025-era sessions open at once; one more ends the least "
                             "recently used idle one")
+    serve.add_argument("--child-stderr", type=_stderr_choice, default="prefix",
+                       metavar="{inherit,prefix,discard,file:PATH}",
+                       help="where the children's stderr goes: this one's, each line "
+                            "prefixed with [NAME ERA-N PID] (default), as it is (inherit), "
+                            "nowhere, or appended to a file")
     serve.add_argument("--log-level", choices=LOG_LEVELS, default="warning",
                        help="info (or debug) adds one line per HTTP request: client, method "
                             "and path, status, MCP method and name, time taken; never a "
@@ -126,6 +131,7 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
         max_line_bytes=args.max_line_bytes or proxy.DEFAULT_MAX_LINE_BYTES,
         max_pending=args.max_pending or proxy.DEFAULT_MAX_PENDING,
         max_sessions=args.max_sessions, shutdown_grace=grace, record=args.record,
+        child_stderr=args.child_stderr,
         access_log=_stderr if args.log_level in ("info", "debug") else None)
     try:
         listener = _listen(args.host, args.port)
@@ -172,6 +178,15 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _stderr_choice(value: str) -> str:
+    from rpcline._gateway.child_stderr import check
+
+    try:
+        return check(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _stderr(line: str) -> None:

@@ -19,6 +19,7 @@ from typing import Any, Final, Protocol, cast
 
 from rpcline._core.route import route
 from rpcline._core.stream import StreamParser
+from rpcline._gateway.child_stderr import ChildStderr
 from rpcline._gateway.pipes import spawn
 from rpcline._gateway.record import Recorder
 from rpcline._gateway.relay_lines import write_lines
@@ -121,8 +122,10 @@ class Child:
     def __init__(self, name: str, command: Sequence[str], events: ChildEvents, *,
                  max_line_bytes: int, recorder: Recorder, log: Callable[[str], None],
                  env: dict[str, str] | None = None, cwd: str | None = None,
-                 new_session: bool = False, record_input: bool = True) -> None:
+                 new_session: bool = False, record_input: bool = True,
+                 stderr: ChildStderr | None = None) -> None:
         self.name = name
+        self.stderr = stderr  # None: the gateway's own
         self.command = list(command)
         self.events = events
         self.max_line_bytes = max_line_bytes
@@ -152,9 +155,14 @@ class Child:
         self.output_done = self.input_congested = False
         self.paused = Pauses(self._pause_reading, self._resume_reading)
         self.exited_now = loop.create_future()
-        _, self.stdout = await spawn(
-            lambda: _Pipes(self), self.command, env=self.env, cwd=self.cwd,
-            start_new_session=self.new_session)
+        stderr = None if self.stderr is None else self.stderr.child_end()
+        try:
+            _, self.stdout = await spawn(
+                lambda: _Pipes(self), self.command, env=self.env, cwd=self.cwd,
+                start_new_session=self.new_session, stderr=stderr)
+        finally:
+            if self.stderr is not None:
+                await self.stderr.started(self.pid if self.transport is not None else None)
 
     def connected(self, transport: asyncio.SubprocessTransport) -> None:
         self.transport = transport

@@ -125,15 +125,13 @@ async def spawn(
     """Start ``command`` with its three standard descriptors and no other (``Process``):
     its stdin a pipe the loop writes, its stdout read by a ``PipeReadTransport`` that hands
     the protocol ``pipe_data_received(1, chunk)`` and ``pipe_connection_lost(1, error)``,
-    its stderr the caller's; ``options`` (``env``, ``cwd``, ``start_new_session``) as
-    ``Popen`` takes them. Where ``READS_BY_CALLBACK`` is false, the loop's own
+    its stderr ``options["stderr"]`` (a descriptor; absent or None: the caller's); the other
+    ``options`` (``env``, ``cwd``, ``start_new_session``) as ``Popen`` takes them. Where ``READS_BY_CALLBACK`` is false, the loop's own
     ``subprocess_exec`` and pipes. Close the reader at the end."""
     loop = asyncio.get_running_loop()
     if not READS_BY_CALLBACK:
         transport, _ = await loop.subprocess_exec(
-            factory, *command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
-            **options
-        )
+            factory, *command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, **options)
         return transport, cast(asyncio.ReadTransport, transport.get_pipe_transport(1))
     protocol = factory()
     read_end, write_end = os.pipe()  # neither inherited: the child gets a dup as its fd 1

@@ -23,13 +23,14 @@ class Pool:
                  env: dict[str, str] | None, cwd: str | None, log: Callable[[str], None],
                  on_notification: Callable[[SharedChild, Route], None],
                  prepare: Callable[[SharedChild], Awaitable[None]] | None = None,
-                 record: str | None = None) -> None:
+                 record: str | None = None, stderr: str = "inherit") -> None:
         self.era = era
         self.log = log
         self.prepare = prepare
-        self.children = [SharedChild(f"{era}-{n}", command, limits=limits, env=env, cwd=cwd, log=log,
-                               on_notification=on_notification, record=record)
-                         for n in range(1, size + 1)]  # fmt: skip
+        self.children = [SharedChild(f"{era}-{n}", command, limits=limits, env=env, cwd=cwd,
+                                     log=log, on_notification=on_notification, record=record,
+                                     stderr=stderr)
+                         for n in range(1, size + 1)]
         self._starting: dict[SharedChild, asyncio.Task[None]] = {}
         self.closed = False  # stopped: no child starts again
 

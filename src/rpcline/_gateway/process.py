@@ -42,13 +42,13 @@ class _Input(asyncio.Protocol):
 
 class Process(asyncio.SubprocessTransport):
     """``command`` running, its stdin a pipe written by the loop, its stdout ``stdout`` (a
-    descriptor, the child's fd 1), its stderr the gateway's. ``protocol`` hears
+    descriptor, the child's fd 1), its stderr ``stderr`` (None: the gateway's). ``protocol`` hears
     ``connection_made``, ``pause_writing`` / ``resume_writing`` and
     ``pipe_connection_lost(0, ...)`` of its stdin, and ``process_exited``."""
 
     def __init__(self, protocol: asyncio.SubprocessProtocol, command: Sequence[str], *,
-                 stdout: int, env: dict[str, str] | None = None, cwd: str | None = None,
-                 start_new_session: bool = False) -> None:
+                 stdout: int, stderr: int | None = None, env: dict[str, str] | None = None,
+                 cwd: str | None = None, start_new_session: bool = False) -> None:
         super().__init__()
         self._loop = asyncio.get_running_loop()
         self._protocol = protocol
@@ -58,7 +58,7 @@ class Process(asyncio.SubprocessTransport):
         read_end, self._write_end = os.pipe()  # neither inheritable: Popen dups read_end
         try:
             self._popen = subprocess.Popen(
-                list(command), stdin=read_end, stdout=stdout, stderr=None, env=env, cwd=cwd,
+                list(command), stdin=read_end, stdout=stdout, stderr=stderr, env=env, cwd=cwd,
                 start_new_session=start_new_session, close_fds=True)
         except BaseException:
             os.close(self._write_end)

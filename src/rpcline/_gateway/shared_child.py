@@ -19,6 +19,7 @@ answer is never dropped).
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -34,6 +35,7 @@ from rpcline._gateway.record import Recorder
 from rpcline._gateway.relay_types import (
     DEFAULT_KILL_AFTER, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES)
 from rpcline._gateway.child import EXIT_GRACE, Child
+from rpcline._gateway.child_stderr import ChildStderr
 from rpcline._gateway.relay_lines import CANCELLED, answered_id, failure, is_null_id_error
 
 NOTE_BYTES: Final = 1024 * 1024  # progress held for one caller that does not read it
@@ -131,7 +133,7 @@ class SharedChild:
     def __init__(self, name: str, command: Sequence[str], *, limits: Limits,
                  env: dict[str, str] | None, cwd: str | None, log: Callable[[str], None],
                  on_notification: Callable[[SharedChild, Route], None],
-                 record: str | None = None) -> None:
+                 record: str | None = None, stderr: str = "inherit") -> None:
         self.name = name
         self.limits = limits
         self.log = log
@@ -140,7 +142,8 @@ class SharedChild:
         # Its own process group: a terminal's Ctrl-C is the bridge's to act on, and the
         # bridge stops its children itself.
         self.child = Child(name, command, self, max_line_bytes=limits.max_line_bytes,
-                           recorder=self.recorder, log=log, env=env, cwd=cwd, new_session=True)
+                           recorder=self.recorder, log=log, env=env, cwd=cwd, new_session=True,
+                           stderr=ChildStderr(stderr, f"{os.path.basename(command[0])} {name}"))
         self.calls: dict[int, Call] = {}  # by the child's id for them
         self.bounds = Pending(limits.max_pending, limits.max_pending_bytes)  # the callers' ids
         self.next_id = 0
