@@ -284,3 +284,19 @@ def test_a_child_stderr_that_is_no_choice_is_a_usage_error() -> None:
     done = subprocess.run([sys.executable, "-m", "rpcline", "serve", "--child-stderr", "file:",
                            "--", *PEER], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "inherit, prefix, discard or file:PATH" in done.stderr
+
+
+def test_a_child_stopped_without_grace_is_not_said_to_have_overstayed_it() -> None:
+    from rpcline._gateway.shared_child import Limits, SharedChild
+
+    async def main() -> list[str]:
+        log: list[str] = []
+        child = SharedChild("2026-1", [sys.executable, "-c", "import time; time.sleep(60)"],
+                            limits=Limits(), env=None, cwd=None, log=log.append,
+                            on_notification=lambda child, r: None)
+        await child.start()
+        await child.stop(grace=0)  # as a child that failed its probe or handshake is stopped
+        return log
+
+    log = asyncio.run(main())
+    assert not any("within 0 s" in line for line in log), log

@@ -257,7 +257,7 @@ class Child:
         for signum, wait in ((None, grace), (signal.SIGTERM, kill_after),
                              (signal.SIGKILL, None)):
             if signum is not None:
-                if signum == signal.SIGTERM:
+                if signum == signal.SIGTERM and grace > 0:  # with none, no news: it is asked to
                     self.log(f"{self.name} did not exit within {grace:g} s: terminating it")
                 self.signal(signum)
             with contextlib.suppress(TimeoutError):
