@@ -191,9 +191,9 @@ class ClientLines:
                            f"the client's answer was refused: {cause}")
             return SessionMessage(_ADAPTER.validate_json(line, by_name=False))
         if shape(r) == "response" or r.kind == "notification":
-            logger.error("a client line was refused by the SDK's adapter: %s; not answered", cause)
+            logger.error("a client line was refused (%s); not answered", cause)
             return error
-        logger.error("a client line was refused by the SDK's adapter: %s; answered", cause)
+        logger.error("a client line was refused (%s); answered", cause)
         refusal = r.error if r.error is not None else InvalidRequest(cause)
         self.answers.append(error_response(Refused(r.id, refusal)))
         return error
