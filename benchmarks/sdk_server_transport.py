@@ -1,0 +1,142 @@
+"""The same ``MCPServer`` on the SDK's stdio transport and on ``rpcline.sdk.stdio_server``,
+fed by a blocking writer: the server's CPU a call, calls a second, p50/p99 latency.
+
+    python benchmarks/sdk_server_transport.py [--rounds 5] [--seconds 2]
+
+One server process per arm (``server.run("stdio")``, ``rpcline.sdk.run_stdio(server)``),
+each initialized once (2025 handshake). A round gives every arm ``--seconds`` of calls, one
+after another (write a ``tools/call`` line, block reading its answer), with the sync
+``echo`` tool and then the async ``aecho`` one; the arms alternate in order from round to
+round. CPU is the server process's, all its threads, from /proc/PID/stat (utime+stime)
+across the phase. Figures are medians over the rounds; the ratios are rpcline's over the
+SDK's in the same run. Targets (issue 42): server CPU a call at most 0.7x the SDK
+transport's with a sync tool, at most 0.6x with an async tool. Needs ``mcp``; Linux.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+SERVER = """
+import sys
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("bench")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    return text
+
+
+@server.tool()
+async def aecho(text: str) -> str:
+    return text
+
+
+if sys.argv[1] == "sdk":
+    server.run("stdio")
+else:
+    import rpcline.sdk
+
+    rpcline.sdk.run_stdio(server)
+"""
+TARGETS = {"echo": 0.7, "aecho": 0.6}
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Server:
+    def __init__(self, arm: str) -> None:
+        self.process = subprocess.Popen([sys.executable, "-c", SERVER, arm],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, bufsize=0)
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.stdin, self.stdout = self.process.stdin, self.process.stdout
+        self.next_id = 0
+        self.call({"jsonrpc": "2.0", "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "1"}}})
+        self.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+
+    def call(self, message: dict[str, Any]) -> Any:
+        self.next_id += 1
+        message = {**message, "id": self.next_id}
+        self.stdin.write(json.dumps(message).encode() + b"\n")
+        answer = json.loads(self.stdout.readline())
+        assert answer.get("id") == self.next_id and "result" in answer, answer
+        return answer
+
+    def phase(self, tool: str, seconds: float) -> dict[str, float]:
+        request = {"jsonrpc": "2.0", "method": "tools/call",
+                   "params": {"name": tool, "arguments": {"text": "hello, rpcline"}}}
+        for _ in range(50):  # warm
+            self.call(request)
+        latencies = []
+        cpu = cpu_seconds(self.process.pid)
+        start = time.perf_counter()
+        while (now := time.perf_counter()) - start < seconds:
+            self.call(request)
+            latencies.append(time.perf_counter() - now)
+        elapsed = time.perf_counter() - start
+        cpu = cpu_seconds(self.process.pid) - cpu
+        latencies.sort()
+        return {"cpu_us": cpu / len(latencies) * 1e6, "calls_s": len(latencies) / elapsed,
+                "p50_ms": latencies[len(latencies) // 2] * 1e3,
+                "p99_ms": latencies[int(len(latencies) * 0.99)] * 1e3}
+
+    def close(self) -> None:
+        self.stdin.close()
+        self.process.wait(10)
+
+
+def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    options.add_argument("--rounds", type=int, default=5)
+    options.add_argument("--seconds", type=float, default=2.0)
+    args = options.parse_args()
+    arms = ["sdk", "rpcline"]
+    servers = {arm: Server(arm) for arm in arms}
+    figures: dict[tuple[str, str], list[dict[str, float]]] = {}
+    try:
+        for round in range(args.rounds):
+            for tool in TARGETS:
+                for arm in (arms if round % 2 == 0 else arms[::-1]):
+                    figures.setdefault((arm, tool), []).append(
+                        servers[arm].phase(tool, args.seconds))
+    finally:
+        for server in servers.values():
+            server.close()
+    median = {key: {name: statistics.median(f[name] for f in runs) for name in runs[0]}
+              for key, runs in figures.items()}
+    print(f"{args.rounds} interleaved rounds of {args.seconds:g} s an arm; medians; "
+          f"server CPU a call, all threads")
+    print(f"{'tool':6} {'transport':8} {'cpu us/call':>11} {'calls/s':>9} {'p50 ms':>7} "
+          f"{'p99 ms':>7}")
+    for tool in TARGETS:
+        for arm in arms:
+            m = median[arm, tool]
+            print(f"{tool:6} {arm:8} {m['cpu_us']:11.0f} {m['calls_s']:9.0f} "
+                  f"{m['p50_ms']:7.3f} {m['p99_ms']:7.3f}")
+    for tool, target in TARGETS.items():
+        ratio = median["rpcline", tool]["cpu_us"] / median["sdk", tool]["cpu_us"]
+        speed = median["rpcline", tool]["calls_s"] / median["sdk", tool]["calls_s"]
+        kind = "sync" if tool == "echo" else "async"
+        verdict = "met" if ratio <= target else "NOT met"
+        print(f"{kind} tool: server CPU a call {ratio:.2f}x the SDK transport's "
+              f"(target <= {target}x: {verdict}); calls/s {speed:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
