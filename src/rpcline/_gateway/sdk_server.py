@@ -13,8 +13,9 @@ writer wakes go out in one write.
 The descriptors are claimed by ``mcp.server.stdio``'s own ``_claim_fd``, looked up on
 that module at each start: while serving, fd 0 reads the null device and fd 1 writes to
 stderr, so a handler's ``print`` misses the wire, and both are restored on exit. Where
-there are no descriptors to wait on (explicit streams, a ``sys.stdin`` that is not fd 0),
-the SDK's own transport serves.
+there are no descriptors to wait on (explicit streams, a ``sys.stdin`` with no descriptor),
+the SDK's own transport serves. A sys stream on another descriptor (a test's pipe)
+is served in place, as the SDK does.
 """
 
 from __future__ import annotations
@@ -52,8 +53,7 @@ async def stdio_server(
     stdin: Any, stdout: Any, max_line_bytes: int
 ) -> AsyncGenerator[tuple[Any, Any], None]:
     parser = StreamParser(max_line_bytes, classify=route)  # bad bounds raise here
-    if (stdin is not None or stdout is not None
-            or not sdk._is_backed_by_fd(sys.stdin, 0) or not sdk._is_backed_by_fd(sys.stdout, 1)):
+    if stdin is not None or stdout is not None or not (_has_fd(sys.stdin) and _has_fd(sys.stdout)):
         async with _SDK_STDIO_SERVER(stdin, stdout) as streams:
             yield streams
         return
@@ -66,6 +66,9 @@ async def stdio_server(
         out_file, release = sdk._claim_fd(1, sys.stdout, "wb", sdk._open_stdout_diversion)
         if release is not None:
             restore.append(release)
+        # A sys stream that is not fd 0/1 (a test's pipe) is served in place, as the SDK
+        # does; what its buffer holds is written before anything of ours.
+        out_file.flush()
         in_fd, out_fd = in_file.fileno(), out_file.fileno()
         for fd in (in_fd, out_fd):
             blocking.append((fd, os.get_blocking(fd)))
@@ -156,6 +159,14 @@ async def stdio_server(
                 os.set_blocking(fd, was_blocking)
         for release in reversed(restore):
             release()
+
+
+def _has_fd(stream: Any) -> bool:
+    """Whether a sys stream's bytes are a descriptor's (to wait on), not an object's."""
+    try:
+        return type(stream.buffer.fileno()) is int
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 async def write_messages(
