@@ -8,6 +8,7 @@ leaves the caller waiting. Needs ``mcp`` (the ``sdk`` or ``interop`` extra).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import select
@@ -468,3 +469,40 @@ def test_a_bad_bound_raises_and_run_stdio_refuses_what_is_no_server():
         anyio.run(enter)
     with pytest.raises(TypeError, match="MCPServer or a low-level Server"):
         rpcline.sdk.run_stdio(object())
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_sys_streams_on_other_descriptors_are_served_in_place(backend, monkeypatch):
+    """As the SDK serves them: a ``sys.stdin``/``sys.stdout`` on pipes that are not fd 0/1
+    are read and written where they are (what stdout's buffer held goes first), and
+    their descriptors are blocking again after."""
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    stdin = open(in_r, "rb", closefd=False)  # noqa: SIM115
+    stdout = open(out_w, "wb", closefd=False)  # noqa: SIM115
+    stdout.write(b"held\n")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(stdin, encoding="utf-8"))
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(stdout, encoding="utf-8"))
+    monkeypatch.setattr(sdk_server, "_SDK_STDIO_SERVER", None)  # never the SDK's here
+    ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+
+    async def main() -> Any:
+        with anyio.fail_after(TIMEOUT):
+            return await serve()
+
+    async def serve() -> Any:
+        async with rpcline.sdk.stdio_server() as (read, write):
+            os.write(in_w, ping)
+            item = await read.receive()
+            await write.send(SessionMessage(mcp_types.JSONRPCResponse(
+                jsonrpc="2.0", id=item.message.id, result={})))
+            return item
+
+    try:
+        item = anyio.run(main, backend=backend)
+        assert item.message == ADAPTER.validate_json(ping)
+        assert os.read(out_r, 1000) == b'held\n{"jsonrpc":"2.0","id":1,"result":{}}\n'
+        assert os.get_blocking(in_r) and os.get_blocking(out_w)
+    finally:
+        for fd in (in_r, in_w, out_r, out_w):
+            os.close(fd)
