@@ -42,12 +42,17 @@ async def aecho(text: str) -> str:
     return text
 
 
+@server.tool()
+def length(data: str) -> int:
+    return len(data)
+
+
 if sys.argv[1] == "sdk":
     server.run("stdio")
 else:
     import rpcline.sdk
 
-    rpcline.sdk.run_stdio(server)
+    rpcline.sdk.run_stdio(server, max_line_bytes=256 * 1024 * 1024)  # above --big lines
 """
 TARGETS = {"echo": 0.7, "aecho": 0.6}
 
@@ -96,6 +101,20 @@ class Server:
                 "p50_ms": latencies[len(latencies) // 2] * 1e3,
                 "p99_ms": latencies[int(len(latencies) * 0.99)] * 1e3}
 
+    def big(self, megabytes: int) -> dict[str, float]:
+        """One ``tools/call`` line of ``megabytes`` MB: its CPU and the peak RSS after it."""
+        size = megabytes * 1_000_000
+        request = {"jsonrpc": "2.0", "method": "tools/call",
+                   "params": {"name": "length", "arguments": {"data": "x" * size}}}
+        cpu = cpu_seconds(self.process.pid)
+        start = time.perf_counter()
+        answer = self.call(request)
+        elapsed = time.perf_counter() - start
+        assert answer["result"]["structuredContent"]["result"] == size, answer
+        status = Path(f"/proc/{self.process.pid}/status").read_text()
+        peak = int(status.split("VmHWM:")[1].split()[0]) / 1024
+        return {"cpu_s": cpu_seconds(self.process.pid) - cpu, "wall_s": elapsed, "peak_mb": peak}
+
     def close(self) -> None:
         self.stdin.close()
         self.process.wait(10)
@@ -105,7 +124,24 @@ def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     options.add_argument("--rounds", type=int, default=5)
     options.add_argument("--seconds", type=float, default=2.0)
+    options.add_argument("--big", type=int, nargs="*", default=[],
+                         help="also one request line of each size in MB (16 80), a fresh "
+                              "server an arm: its CPU, wall time and the server's peak RSS")
     args = options.parse_args()
+    if args.rounds:
+        calls(args)
+    for megabytes in args.big:
+        for arm in ("sdk", "rpcline"):
+            server = Server(arm)
+            try:
+                f = server.big(megabytes)
+            finally:
+                server.close()
+            print(f"{megabytes} MB request line, {arm:8}: server CPU {f['cpu_s']:.3f} s, "
+                  f"wall {f['wall_s']:.3f} s, peak RSS {f['peak_mb']:.0f} MB")
+
+
+def calls(args: argparse.Namespace) -> None:
     arms = ["sdk", "rpcline"]
     servers = {arm: Server(arm) for arm in arms}
     figures: dict[tuple[str, str], list[dict[str, float]]] = {}
