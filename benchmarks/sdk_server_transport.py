@@ -16,8 +16,11 @@ transport's with a sync tool, at most 0.6x with an async tool. Needs ``mcp``; Li
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -55,6 +58,9 @@ else:
     rpcline.sdk.run_stdio(server, max_line_bytes=256 * 1024 * 1024)  # above --big lines
 """
 TARGETS = {"echo": 0.7, "aecho": 0.6}
+SERVE_TARGET = 1.5  # rpcline serve, 8 clients of the 2026 era: calls/s over the SDK child's
+HERE = Path(__file__).parent
+LOG = Path(os.environ.get("TMPDIR", "/tmp")) / "sdk_server_transport.log"  # the gateways' stderr
 
 
 def cpu_seconds(pid: int) -> float:
@@ -124,12 +130,17 @@ def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     options.add_argument("--rounds", type=int, default=5)
     options.add_argument("--seconds", type=float, default=2.0)
+    options.add_argument("--serve", type=int, default=8, metavar="CLIENTS",
+                         help="also each arm as the child of rpcline serve, this many "
+                              "2026-era clients calling echo (0: not)")
     options.add_argument("--big", type=int, nargs="*", default=[],
                          help="also one request line of each size in MB (16 80), a fresh "
                               "server an arm: its CPU, wall time and the server's peak RSS")
     args = options.parse_args()
     if args.rounds:
         calls(args)
+    if args.rounds and args.serve:
+        served(args)
     for megabytes in args.big:
         for arm in ("sdk", "rpcline"):
             server = Server(arm)
@@ -172,6 +183,93 @@ def calls(args: argparse.Namespace) -> None:
         verdict = "met" if ratio <= target else "NOT met"
         print(f"{kind} tool: server CPU a call {ratio:.2f}x the SDK transport's "
               f"(target <= {target}x: {verdict}); calls/s {speed:.2f}x")
+
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def gateway(arm: str) -> Any:
+    """``rpcline serve`` with the arm's server as its child, until it listens; then stopped
+    with its process group (the child with it)."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "rpcline", "serve", "--port", str(port),
+                                "--", "env", f"PYTHONPATH={os.environ.get('PYTHONPATH', '')}",
+                                sys.executable, "-c", SERVER, arm],  # serve passes no PYTHONPATH
+                               stdout=subprocess.DEVNULL, stderr=open(LOG, "ab"),
+                               start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, f"rpcline serve exited with {process.returncode}"
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                break
+            assert time.monotonic() < deadline, "rpcline serve did not listen in 60 s"
+            time.sleep(0.1)
+        yield port, process.pid
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError):
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry.name))
+    return found
+
+
+def served(args: argparse.Namespace) -> None:
+    """Each arm behind ``rpcline serve``, ``--serve`` clients of the 2026 era calling the sync
+    ``echo`` (benchmarks/_serve_load.py), interleaved rounds: the gateway starts its child
+    when the first request comes, so the load's warm-up starts it."""
+    arms = ["sdk", "rpcline"]
+    runs: dict[str, list[dict[str, Any]]] = {arm: [] for arm in arms}
+    with contextlib.ExitStack() as stack:
+        gateways = {arm: stack.enter_context(gateway(arm)) for arm in arms}
+        for round in range(args.rounds):
+            for arm in (arms if round % 2 == 0 else arms[::-1]):
+                port, pid = gateways[arm]
+                # the child exists once the first load has warmed: name it from the second
+                pids = [pid, *children(pid)]
+                done = subprocess.run(
+                    [sys.executable, str(HERE / "_serve_load.py"), "load", str(port), "2026",
+                     str(args.serve), "1", str(args.seconds), ",".join(map(str, pids))],
+                    capture_output=True, text=True, timeout=180)
+                assert done.returncode == 0, done.stderr[-2000:]
+                result = json.loads(done.stdout.splitlines()[-1])
+                if len(pids) > 1:
+                    runs[arm].append(result)
+    print(f"through rpcline serve, {args.serve} clients of the 2026 era, sync echo "
+          f"({len(runs['sdk'])} rounds counted: the first starts the children)")
+    median = {}
+    for arm in arms:
+        rows = runs[arm]
+        m = {"rate": statistics.median(r["rate"] for r in rows),
+             "p50": statistics.median(r["p50"] for r in rows) * 1e3,
+             "p99": statistics.median(r["p99"] for r in rows) * 1e3,
+             "child_us": statistics.median(r["children_cpu"] / r["calls"] for r in rows) * 1e6,
+             "gateway_us": statistics.median(r["gateway_cpu"] / r["calls"] for r in rows) * 1e6}
+        median[arm] = m
+        print(f"  child on {arm:8} {m['rate']:7.0f} calls/s  p50 {m['p50']:.3f} ms  "
+              f"p99 {m['p99']:.3f} ms  child CPU {m['child_us']:.0f} us/call  "
+              f"gateway CPU {m['gateway_us']:.0f} us/call")
+    ratio = median["rpcline"]["rate"] / median["sdk"]["rate"]
+    verdict = "met" if ratio >= SERVE_TARGET else "NOT met"
+    print(f"calls/s through rpcline serve: {ratio:.2f}x the SDK transport's child "
+          f"(target >= {SERVE_TARGET}x: {verdict})")
 
 
 if __name__ == "__main__":
