@@ -1,6 +1,9 @@
 """A real stdio MCP server written with the official SDK, for tests/test_proxy_sdk.py.
 
-    python tests/sdk_server.py
+    python tests/sdk_server.py [rpcline [asyncio|trio]]
+
+(``rpcline``: served by ``rpcline.sdk.run_stdio``, on the backend named; else by the
+SDK's ``server.run("stdio")``.)
 
 Tools, resources and prompts of the kinds real sessions carry: large results and
 arguments, errors, progress, cancellation, and requests to the client (roots, sampling,
@@ -96,6 +99,13 @@ async def ping_client(ctx: Context) -> str:
 
 
 @server.tool()
+async def log(message: str, ctx: Context) -> str:
+    """Sends ``message`` to the client as a log message (info)."""
+    await ctx.info(message)
+    return "logged"
+
+
+@server.tool()
 def die() -> str:
     """Exits the server in the middle of a call."""
     sys.stdout.flush()
@@ -127,4 +137,9 @@ async def complete(ref: object, argument: object, context: object) -> Completion
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    if sys.argv[1:2] == ["rpcline"]:
+        import rpcline.sdk
+
+        rpcline.sdk.run_stdio(server, backend=sys.argv[2] if sys.argv[2:] else "asyncio")
+    else:
+        server.run("stdio")

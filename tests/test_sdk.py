@@ -330,5 +330,6 @@ def test_a_non_strict_encoding_is_applied_line_by_line_as_the_sdk_does():
 
 
 def test_the_module_shows_its_api_only():
-    assert dir(rpcline.sdk) == ["DEFAULT_MAX_LINE_BYTES", "stdio_client"]
+    assert dir(rpcline.sdk) == ["DEFAULT_MAX_LINE_BYTES", "run_stdio", "stdio_client",
+                                "stdio_server"]
     assert rpcline.sdk.DEFAULT_MAX_LINE_BYTES == 64 * 1024 * 1024

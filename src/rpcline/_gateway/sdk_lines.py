@@ -1,7 +1,8 @@
-"""What ``rpcline.sdk.stdio_client`` makes of one server line: the SDK's message, an error
-answering a call in flight, or the exception the SDK would deliver.
+"""What ``rpcline.sdk``'s transports make of one line from the peer: the SDK's message, an
+error answering a call in flight, or the exception the SDK would deliver; on the server's
+side also the error response a refused request gets, so its caller does not wait.
 
-Imports the MCP SDK: only ``rpcline.sdk`` imports this module, when a client starts.
+Imports the MCP SDK: only ``rpcline.sdk`` imports this module, when a transport starts.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ import mcp_types
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 
-from rpcline._core.message import Refused
-from rpcline._core.route import route
+from rpcline._core.message import InvalidRequest, Refused, error_response
+from rpcline._core.route import Route, route
 from rpcline._core.shared import RequestId
 from rpcline._gateway.pending import Pending, request_id
-from rpcline._gateway.relay_lines import CANCELLED, answered_id, failure
+from rpcline._gateway.relay_lines import CANCELLED, answered_id, failure, shape
 
 logger = logging.getLogger("rpcline.sdk")
 
@@ -129,3 +130,70 @@ def _first_error(error: ValueError) -> str:
         except Exception:  # noqa: BLE001 - a cause is best effort, never a new failure
             pass
     return f"not a JSON-RPC message the SDK accepts ({type(error).__name__})"
+
+
+class ClientLines:
+    """Turns the ``Route``s of a client's lines into what a server's session reads, and
+    the error responses the transport writes itself (``answers``).
+
+    Every line goes to the SDK's adapter first, as the SDK's stdio server sends it, so
+    whatever the SDK accepts arrives as the same message. A line it refuses reaches the
+    session as the exception the SDK's transport would put there (the session logs it
+    and goes on) and, by the proxy's rule for a client's refused lines, is also answered:
+    a refused answer to one of the server's requests in flight (sampling, elicitation,
+    roots) fails that request with -32000 instead; a refused line shaped like a response
+    is not answered (two peers answering each other's refusals can loop); anything else
+    (a request or a line that is no JSON-RPC at all) gets the JSON-RPC error response,
+    with its id when one can be read, ``null`` otherwise (JSON-RPC 2.0 section 5). A
+    notification the SDK refuses is never answered.
+    """
+
+    def __init__(self, in_flight: InFlight) -> None:
+        self.in_flight = in_flight
+        self.answers: list[bytes] = []
+
+    def message(self, r: Route) -> SessionMessage | Exception:
+        line = r.line
+        if line is None:  # the parser's refusal of an over-long line
+            return self._refused(r, ValueError(
+                f"a line from the client was dropped: {r.error.reason}"))  # type: ignore[union-attr]
+        try:
+            message = _ADAPTER.validate_json(line, by_name=False)
+        except ValueError:
+            return self._adapter_refused(r, line)  # type: ignore[arg-type]  # bytes: routed
+        if isinstance(message, _ANSWERS) and message.id is not None:
+            self.in_flight.answered(message.id)
+        return SessionMessage(message)
+
+    def _adapter_refused(self, r: Route, line: bytes) -> SessionMessage | Exception:
+        """The SDK reads text: UTF-8 with errors replaced, CRLF as LF, the LF kept. Its
+        verdict on that text is the one delivered (a line with invalid UTF-8 in a string
+        is accepted there), with the exception it would raise."""
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            text = line.decode("utf-8", "replace")
+        try:
+            message = _ADAPTER.validate_json(text.removesuffix("\r") + "\n", by_name=False)
+        except ValueError as error:
+            return self._refused(r, error)
+        if isinstance(message, _ANSWERS) and message.id is not None:
+            self.in_flight.answered(message.id)
+        return SessionMessage(message)
+
+    def _refused(self, r: Route, error: Exception) -> SessionMessage | Exception:
+        cause = r.error.reason if r.error is not None else _first_error(error)  # type: ignore[arg-type]
+        id = answered_id(r, self.in_flight)
+        if id is not None:
+            logger.error("the client's answer to %r was refused (%s); failed the request", id, cause)
+            self.in_flight.answered(id)
+            line = failure(id, "Invalid response from the client",
+                           f"the client's answer was refused: {cause}")
+            return SessionMessage(_ADAPTER.validate_json(line, by_name=False))
+        if shape(r) == "response" or r.kind == "notification":
+            logger.error("a client line was refused (%s); not answered", cause)
+            return error
+        logger.error("a client line was refused (%s); answered", cause)
+        refusal = r.error if r.error is not None else InvalidRequest(cause)
+        self.answers.append(error_response(Refused(r.id, refusal)))
+        return error
