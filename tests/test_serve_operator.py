@@ -226,10 +226,12 @@ def test_a_child_s_death_is_one_line_and_a_call_in_its_backoff_is_told_when() ->
                             limits=Limits(), env=None, cwd=None, log=log.append,
                             on_notification=lambda child, r: None)
         await child.start()
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 30
-        while child.running and loop.time() < deadline:
-            await asyncio.sleep(0)  # as soon as its end is known, well within the backoff
+        # As soon as its exit is known, well within the backoff. Not ``child.running``: that
+        # ends when the closing of its stdin is seen, which may come a moment before the
+        # exit, and a call then is told only that ("the server closed its input").
+        exited = child.child.exited_now
+        assert exited is not None
+        await asyncio.wait_for(asyncio.shield(exited), 30)
         call = Call(7)
         child.forward(route(request(7, "ping")), call)
         await child.stop()
