@@ -17,10 +17,10 @@ from a child of one's own.
 from __future__ import annotations
 
 import asyncio
-import hmac
+import functools
 import signal
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import rpcline
@@ -29,9 +29,10 @@ from rpcline._gateway import bridge_eras as eras
 from rpcline._gateway import bridge_lines as lines
 from rpcline._gateway.asgi import (HANDSHAKE_PROTOCOL_VERSIONS, MAX_BODY_BYTES, TOO_LARGE, VERDICT,
                                    Receive, Scope, Send, is_modern, read_body, respond)
+from rpcline._gateway.bridge_health import server_health
 from rpcline._gateway.bridge_http import (JSON, MCP, NAMED, Headers, accepts, answer_call,
-                                          content_type, is_exactly_json, logged, refuse,
-                                          says_json, stream)
+                                          bearer_matches, content_type, is_exactly_json, logged,
+                                          refuse, says_json, stream)
 from rpcline._gateway.bridge_sessions import LEVELS, Session, Sessions, param
 from rpcline._gateway.child import child_environment
 from rpcline._gateway.child_stderr import check as check_stderr
@@ -39,9 +40,11 @@ from rpcline._gateway.pool import HANDSHAKE_TIMEOUT, Pool
 from rpcline._gateway.relay_types import (
     DEFAULT_KILL_AFTER, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES)
 from rpcline._gateway.relay_lines import failure
+from rpcline._gateway.router import Router
 from rpcline._gateway.shared_child import Call, Limits, SharedChild
 
-__all__ = ("DEFAULT_SHUTDOWN_GRACE", "LOCALHOST_HOSTS", "LOCALHOST_ORIGINS", "StdioBridge")
+__all__ = ("DEFAULT_SHUTDOWN_GRACE", "LOCALHOST_HOSTS", "LOCALHOST_ORIGINS", "Router",
+           "StdioBridge")
 
 # The SDK's DNS-rebinding defaults for a server bound to localhost.
 LOCALHOST_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
@@ -66,7 +69,10 @@ class StdioBridge:
     first); ``request_timeout`` seconds (None: none) bound each call, from its arrival to its
     answer; the line, pending and body bounds are the proxy's and the Guard's, per child.
     ``env`` names the environment variables passed to children (beyond ``PATH``, ``HOME``
-    and the locale). ``token``: a bearer token every request must carry. ``session_key``:
+    and the locale), or maps names to the values they get; ``pass_environment`` passes
+    this process's whole environment instead (values in ``env`` still win). ``name``: the
+    server's name, at the start of the bridge's log lines and in its children's stderr
+    prefix (a router of several bridges names each). ``token``: a bearer token every request must carry. ``session_key``:
     bridges that share it take each other's 2025-era sessions (for scale-out,
     docs/serve.md); past ``max_sessions`` open, the least recently used idle one ends.
     ``allowed_hosts`` / ``allowed_origins``: the DNS-rebinding allow-lists, localhost by
@@ -83,8 +89,10 @@ class StdioBridge:
         *,
         children: int = 1,
         request_timeout: float | None = None,
-        env: Iterable[str] = (),
+        env: Iterable[str] | Mapping[str, str] = (),
+        pass_environment: bool = False,
         cwd: str | None = None,
+        name: str | None = None,
         path: str = "/mcp",
         token: str | None = None,
         session_key: str | None = None,
@@ -110,7 +118,10 @@ class StdioBridge:
         if not shutdown_grace >= 0:
             raise ValueError(f"shutdown_grace must be >= 0 seconds, not {shutdown_grace!r}")
         self.path = path
+        self.name = name
         self.log = _stderr if log is None else log
+        if name is not None:
+            self.log = functools.partial(_named, self.log, name)
         self.access_log = access_log
         self._token = None if token is None else token.encode()
         self.max_body_bytes = max_body_bytes
@@ -122,8 +133,9 @@ class StdioBridge:
         self._aborted = False
         limits = Limits(max_line_bytes, max_pending, max_pending_bytes, request_timeout,
                         kill_after)  # fmt: skip
-        shared = dict(limits=limits, env=child_environment(list(env)), cwd=cwd, log=self.log,
-                      record=record, stderr=check_stderr(child_stderr))  # fmt: skip
+        shared = dict(limits=limits, env=child_environment(env, everything=pass_environment),
+                      cwd=cwd, log=self.log, record=record, stderr=check_stderr(child_stderr),
+                      label=name)  # fmt: skip
         self.modern = Pool("2026", command, children, on_notification=self._from_modern,
                            prepare=self._discover, **shared)  # type: ignore[arg-type]
         self.handshake_only = False  # the command answered no server/discover
@@ -155,7 +167,7 @@ class StdioBridge:
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         if _route_path(scope).rstrip("/") != self.path.rstrip("/"):
             return await respond(send, 404, b"Not Found", [(b"content-type", b"text/plain")])
-        if self._token is not None and not self._authorized(scope["headers"]):
+        if self._token is not None and not bearer_matches(scope["headers"], self._token):
             return await respond(send, 401, b"Unauthorized", [
                 (b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")])
         if self._closing is not None:
@@ -196,6 +208,20 @@ class StdioBridge:
         await asyncio.gather(self.modern.stop(grace), self.legacy.stop(grace))
         self.log(self.summary())
 
+    async def warm(self) -> None:
+        """Start the server now rather than for its first call (a gateway of named servers
+        does, so that its log and ``/readyz`` tell at once which cannot run): a 2026 child,
+        which learns the era, and for a handshake-era server a 2025 child instead."""
+        await self.modern.pick()
+        if self.handshake_only:
+            await self.legacy.pick()
+
+    def health(self) -> dict[str, Any]:
+        """What ``/readyz`` shows of this server (``bridge_health.server_health``): the
+        children that serve it (a handshake-era server's 2026 children serve nobody)."""
+        pools = (self.legacy,) if self.handshake_only else (self.modern, self.legacy)
+        return server_health(pools, len(self.sessions.open), self._closing is not None)
+
     def _in_flight(self) -> int:
         """Calls not answered yet: on a child, or waiting for one."""
         return self.modern.in_flight + self.legacy.in_flight + self._waiting
@@ -221,12 +247,6 @@ class StdioBridge:
                 await self.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
-
-    def _authorized(self, headers: Headers) -> bool:
-        value = next((v for k, v in headers if k == b"authorization"), b"")
-        scheme, _, given = value.partition(b" ")
-        assert self._token is not None
-        return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self._token)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = scope["headers"]
@@ -568,6 +588,10 @@ def _succeeded(call: Call) -> bool:
 
 def _empty_result(r: rpcline.Route) -> bytes:
     return lines.result(r.id, {})
+
+
+def _named(log: Callable[[str], None], name: str, message: str) -> None:
+    log(f"{name}: {message}")
 
 
 def _stderr(message: str) -> None:

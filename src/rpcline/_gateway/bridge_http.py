@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Final
@@ -78,6 +79,14 @@ def _shown(name: Any) -> str:
 def content_type(headers: Headers) -> str:
     """The first ``Content-Type`` (as Starlette reads it for the SDK), or ""."""
     return next((v for k, v in headers if k == b"content-type"), b"").decode("latin-1")
+
+
+def bearer_matches(headers: Headers, token: bytes) -> bool:
+    """Whether ``Authorization: Bearer TOKEN`` carries ``token`` (compared in constant
+    time: how long a refusal takes says nothing of how much of a guess was right)."""
+    value = next((v for k, v in headers if k == b"authorization"), b"")
+    scheme, _, given = value.partition(b" ")
+    return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), token)
 
 
 def says_json(value: str) -> bool:

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Protocol, cast
 
 from rpcline._core.route import route
@@ -277,7 +277,15 @@ def _send_signal(transport: asyncio.SubprocessTransport, signum: int) -> None:
             transport.send_signal(signum)
 
 
-def child_environment(names: Iterable[str]) -> dict[str, str]:
-    """The environment a child gets: ``BASE_ENVIRONMENT`` and only the variables listed."""
-    keep = {*BASE_ENVIRONMENT, *names}
-    return {name: value for name, value in os.environ.items() if name in keep}
+def child_environment(env: Iterable[str] | Mapping[str, str] = (), *,
+                      everything: bool = False) -> dict[str, str]:
+    """The environment a child gets: ``BASE_ENVIRONMENT`` and only the variables named in
+    ``env`` (all of them: ``everything``), from this process's; ``env`` a mapping gives
+    values of its own, which win."""
+    if isinstance(env, Mapping):
+        keep, given = set(BASE_ENVIRONMENT), dict(env)
+    else:
+        keep, given = {*BASE_ENVIRONMENT, *env}, {}
+    inherited = {name: value for name, value in os.environ.items()
+                 if everything or name in keep}
+    return {**inherited, **given}

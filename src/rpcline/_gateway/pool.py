@@ -23,15 +23,19 @@ class Pool:
                  env: dict[str, str] | None, cwd: str | None, log: Callable[[str], None],
                  on_notification: Callable[[SharedChild, Route], None],
                  prepare: Callable[[SharedChild], Awaitable[None]] | None = None,
-                 record: str | None = None, stderr: str = "inherit") -> None:
+                 record: str | None = None, stderr: str = "inherit",
+                 label: str | None = None) -> None:
         self.era = era
         self.log = log
         self.prepare = prepare
         self.children = [SharedChild(f"{era}-{n}", command, limits=limits, env=env, cwd=cwd,
                                      log=log, on_notification=on_notification, record=record,
-                                     stderr=stderr)
+                                     stderr=stderr, label=label)
                          for n in range(1, size + 1)]
-        self._starting: dict[SharedChild, asyncio.Task[None]] = {}
+        self.starting: dict[SharedChild, asyncio.Task[None]] = {}
+        # Why a child's last start came to nothing (it could not run, or its handshake
+        # failed), until it starts well: what a readiness probe reports as down.
+        self.failed: dict[SharedChild, str] = {}
         self.closed = False  # stopped: no child starts again
 
     def ready(self) -> SharedChild | None:
@@ -39,11 +43,11 @@ class Pool:
         every child that is down and past its backoff is started meanwhile."""
         best: SharedChild | None = None
         for child in self.children:
-            if child.running and child not in self._starting:
+            if child.running and child not in self.starting:
                 if best is None or len(child.calls) < len(best.calls):
                     best = child
-            elif child not in self._starting and child.restart_in() == 0 and not self.closed:
-                self._starting[child] = asyncio.create_task(self._start(child))
+            elif child not in self.starting and child.restart_in() == 0 and not self.closed:
+                self.starting[child] = asyncio.create_task(self._start(child))
         return best
 
     async def pick(self) -> SharedChild:
@@ -51,9 +55,9 @@ class Pool:
         none starting either, the one to restart soonest (its ``forward`` then answers
         why)."""
         while (best := self.ready()) is None:
-            if not self._starting:
+            if not self.starting:
                 return min(self.children, key=SharedChild.restart_in)
-            await asyncio.wait(set(self._starting.values()), return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(set(self.starting.values()), return_when=asyncio.FIRST_COMPLETED)
         return best
 
     async def _start(self, child: SharedChild) -> None:
@@ -61,18 +65,21 @@ class Pool:
             await child.start()
             if self.prepare is not None:
                 await self.prepare(child)
+            self.failed.pop(child, None)
         except OSError as error:
-            self.log(f"{child.name}: cannot run the command: {error.strerror or error}")
+            self.failed[child] = f"cannot run the command: {error.strerror or error}"
+            self.log(f"{child.name}: {self.failed[child]}")
         except Exception as error:  # a handshake refused or unanswered: the child is no use
+            self.failed[child] = str(error) or type(error).__name__
             self.log(f"{child.name}: {error}{'; stopping it' if child.running else ''}")
             await child.stop(grace=0, cause=str(error))
         finally:
-            del self._starting[child]
+            del self.starting[child]
 
     async def stop(self, grace: float = 2.0) -> None:
         """Stop every child (``SharedChild.stop``); none is started after."""
         self.closed = True
-        for task in list(self._starting.values()):
+        for task in list(self.starting.values()):
             task.cancel()
         await asyncio.gather(*(child.stop(grace) for child in self.children))
 

@@ -133,7 +133,8 @@ class SharedChild:
     def __init__(self, name: str, command: Sequence[str], *, limits: Limits,
                  env: dict[str, str] | None, cwd: str | None, log: Callable[[str], None],
                  on_notification: Callable[[SharedChild, Route], None],
-                 record: str | None = None, stderr: str = "inherit") -> None:
+                 record: str | None = None, stderr: str = "inherit",
+                 label: str | None = None) -> None:
         self.name = name
         self.limits = limits
         self.log = log
@@ -143,7 +144,8 @@ class SharedChild:
         # bridge stops its children itself.
         self.child = Child(name, command, self, max_line_bytes=limits.max_line_bytes,
                            recorder=self.recorder, log=log, env=env, cwd=cwd, new_session=True,
-                           stderr=ChildStderr(stderr, f"{os.path.basename(command[0])} {name}"))
+                           stderr=ChildStderr(stderr, f"{label or os.path.basename(command[0])} "
+                                                      f"{name}"))
         self.calls: dict[int, Call] = {}  # by the child's id for them
         self.bounds = Pending(limits.max_pending, limits.max_pending_bytes)  # the callers' ids
         self.next_id = 0
