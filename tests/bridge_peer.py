@@ -7,7 +7,8 @@ each message of ``arguments.messages`` first (notifications the test wants the b
 deliver), then answers; ``resources/subscribe`` to ``test://refused`` is refused
 (-32601); ``progress`` sends one progress notification for the token its
 ``params._meta`` holds, as its own JSON parser reads it, then answers; ``wait`` never
-answers; ``broken`` answers with invalid UTF-8;
+answers; ``broken`` answers with invalid UTF-8; ``environment`` answers its pid, its
+folder and the values of the variables ``arguments.names`` lists;
 ``close`` closes its stdout and sleeps (alive, silent for good); anything else is
 answered ``{}``.
 """
@@ -63,6 +64,11 @@ def main() -> None:
             send({"jsonrpc": "2.0", "method": "notifications/progress",
                   "params": {"progressToken": token, "progress": 1, "total": 1}})
             send({"jsonrpc": "2.0", "id": id, "result": {"content": []}})
+        elif method == "tools/call" and params.get("name") == "environment":
+            names = params["arguments"]["names"]
+            send({"jsonrpc": "2.0", "id": id, "result": {
+                "pid": os.getpid(), "cwd": os.getcwd(),
+                "env": {name: os.environ.get(name) for name in names}}})
         elif method == "tools/call" and params.get("name") == "notify":
             for note in params["arguments"]["messages"]:
                 send(note)

@@ -17,7 +17,12 @@ Serve COMMAND (a stdio MCP server) over MCP Streamable HTTP at /mcp, to any numb
 clients of both protocol eras: 2026-07-28 requests one by one, 2025-era clients in
 sessions. Requests are forwarded as bytes to shared copies of COMMAND (one pool per
 era), each with an id of the child's own; answers go back with the caller's id. A child
-that exits fails its calls with -32000 and is started again. Logs go to stderr."""
+that exits fails its calls with -32000 and is started again. Logs go to stderr.
+
+Many servers: --config FILE (the "mcpServers" JSON of desktop clients and mcp-proxy) or
+--named-server NAME 'COMMAND ARGS' serves each at /servers/NAME/mcp, started at once;
+SIGHUP reads the config again. GET /healthz says the process serves, GET /readyz (200 or
+503) whether every server is."""
 
 STATUS = """\
 2  uvicorn is not installed, the command cannot be run, or the command line is wrong
@@ -37,6 +42,8 @@ def add_parser(commands: Any, positive: Any) -> None:
         "serve", help="serve a stdio MCP server to many Streamable HTTP clients, both eras",
         description=DESCRIPTION, formatter_class=HelpFormatter,
         epilog=epilog(STATUS, "rpcline serve -- python -m my_mcp_server",
+                      "rpcline serve --config ~/.config/Claude/claude_desktop_config.json",
+                      "rpcline serve --named-server time 'uvx mcp-server-time'",
                       "rpcline serve --port 9000 --children 4 --request-timeout 60 -- "
                       "python -m my_mcp_server"),
     )
@@ -67,10 +74,27 @@ def add_parser(commands: Any, positive: Any) -> None:
     serve.add_argument("--session-key-env", metavar="VAR",
                        help="sign session ids with the key in the environment variable VAR: "
                             "instances sharing it take each other's sessions (scale-out)")
-    serve.add_argument("--env", action="append", metavar="VAR",
-                       help="an environment variable to pass to COMMAND; repeatable. Only "
-                            "PATH, HOME, LANG, LC_ALL, TMPDIR and SYSTEMROOT pass otherwise: "
-                            "not a proxy's (--env HTTPS_PROXY --env NO_PROXY), not a secret")
+    serve.add_argument("--config", "--named-server-config", metavar="FILE",
+                       help='servers by name: {"mcpServers": {"NAME": {"command": ..., '
+                            '"args": [...], "env": {...}, "cwd": ...}}} ("disabled": true or '
+                            '"enabled": false skips one); each at /servers/NAME/mcp')
+    serve.add_argument("--named-server", nargs=2, action="append",
+                       metavar=("NAME", "'COMMAND ARGS'"),
+                       help="one more server by name, its command line split as a shell "
+                            "would; repeatable (mcp-proxy's flag)")
+    serve.add_argument("--env", action="append", metavar="VAR[=VALUE]",
+                       help="an environment variable to pass to every server (VAR=VALUE: "
+                            "with that value); repeatable. Only PATH, HOME, LANG, LC_ALL, "
+                            "TMPDIR and SYSTEMROOT pass otherwise: not a proxy's (--env "
+                            "HTTPS_PROXY --env NO_PROXY), not a secret")
+    serve.add_argument("--pass-environment", action="store_true",
+                       help="pass this process's whole environment to every server "
+                            "(mcp-proxy's flag; a config entry's env still wins)")
+    serve.add_argument("--cwd", metavar="DIR",
+                       help="the folder COMMAND runs in (a config entry has its own cwd)")
+    serve.add_argument("--health-public", action="store_true",
+                       help="answer /healthz and /readyz without the bearer token "
+                            "(--token-env); they never show a command or an environment")
     serve.add_argument("--max-line-bytes", type=positive, default=None, metavar="N",
                        help="longest line either way, per child (default: 64 MiB)")
     serve.add_argument("--max-pending", type=positive, default=None, metavar="N",
@@ -98,10 +122,18 @@ def add_parser(commands: Any, positive: Any) -> None:
 
 def run(args: argparse.Namespace, outcome: Outcome) -> int:
     del outcome
+    from rpcline._cli.serve_apps import servers
+    from rpcline._gateway.servers_config import ConfigError
+
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not command:
-        return _usage("no server command (rpcline serve -- COMMAND [ARG...])")
-    if shutil.which(command[0]) is None:  # the children's PATH is this one's
+    try:
+        specs = servers(args, _stderr)
+    except ConfigError as error:
+        return _usage(str(error))
+    if not command and not specs:
+        return _usage("no server command (rpcline serve -- COMMAND [ARG...], or --config "
+                      "FILE, or --named-server NAME 'COMMAND ARGS')")
+    if command and shutil.which(command[0]) is None:  # the children's PATH is this one's
         return _usage(f"cannot run {command[0]}: no such executable"
                       + ("" if os.sep in command[0] else " on PATH"))
     hosts, origins = args.allow_host, args.allow_origin
@@ -119,20 +151,11 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
     except ImportError:
         return _usage("uvicorn is not installed: pip install '.[serve]' in a clone of "
                       "rpcline, or pip install 'rpcline[serve]' from a release")
-    from rpcline import bridge, proxy
+    from rpcline._cli.serve_apps import Apps
     from rpcline._cli.serve_server import Server
 
-    grace = bridge.DEFAULT_SHUTDOWN_GRACE if args.shutdown_grace is None else args.shutdown_grace
-    app = bridge.StdioBridge(
-        command, children=args.children, request_timeout=args.request_timeout,
-        env=args.env or (), token=secrets.get("token"), session_key=secrets.get("session-key"),
-        allowed_hosts=bridge.LOCALHOST_HOSTS if hosts is None else hosts,
-        allowed_origins=bridge.LOCALHOST_ORIGINS if origins is None else origins,
-        max_line_bytes=args.max_line_bytes or proxy.DEFAULT_MAX_LINE_BYTES,
-        max_pending=args.max_pending or proxy.DEFAULT_MAX_PENDING,
-        max_sessions=args.max_sessions, shutdown_grace=grace, record=args.record,
-        child_stderr=args.child_stderr,
-        access_log=_stderr if args.log_level in ("info", "debug") else None)
+    apps = Apps(args, secrets, _stderr)
+    app = apps.router(command, specs)
     try:
         listener = _listen(args.host, args.port)
     except OSError as error:
@@ -140,11 +163,16 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
         return STARTUP_FAILURE
     port = listener.getsockname()[1]
     host = f"[{args.host}]" if ":" in args.host else args.host
-    _stderr(f"listening on http://{host}:{port}/mcp for {' '.join(command)}")
+    if command:
+        _stderr(f"listening on http://{host}:{port}/mcp for {' '.join(command)}")
+    for name, spec in specs.items():
+        _stderr(f"listening on http://{host}:{port}/servers/{name}/mcp for {name} "
+                f"({os.path.basename(spec.command[0])})")
     # uvicorn's own access log would repeat the bridge's, without the MCP method.
     server = Server(uvicorn.Config(app, host=args.host, port=port,
                                    log_level=args.log_level, access_log=False,
-                                   lifespan="on"), app)
+                                   lifespan="on"), app,
+                    reload=None if args.config is None else lambda: apps.reload(app))
     server.run(sockets=[listener])  # as uvicorn.run does, with the bridge's stop
     if server.stopped_by is not None:
         # uvicorn raised the signal again after its shutdown, which ends the process by it;

@@ -9,6 +9,7 @@ call on a hung child never ends by itself, so that shutdown never came. ``Server
 flight are answered, or failed after the bridge's grace, the connections then close, and
 the lifespan shutdown finds the bridge stopped. A second SIGINT or SIGTERM stops at once
 (uvicorn forces only a second SIGINT): the children are killed, nothing is waited for.
+SIGHUP, where a config was given, reads it again (``serve_apps.Apps.reload``).
 
 Imported only once uvicorn is found (``rpcline[serve]``).
 """
@@ -16,23 +17,29 @@ Imported only once uvicorn is found (``rpcline[serve]``).
 from __future__ import annotations
 
 import asyncio
+import signal
 import socket
+from collections.abc import Callable
 from types import FrameType
 
 import uvicorn
 
-from rpcline.bridge import StdioBridge
+from rpcline.bridge import Router
 
 
 class Server(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config, bridge: StdioBridge) -> None:
+    def __init__(self, config: uvicorn.Config, bridge: Router,
+                 reload: Callable[[], None] | None = None) -> None:
         super().__init__(config)
         self.bridge = bridge
+        self.reload = reload
         self._loop: asyncio.AbstractEventLoop | None = None
         self.stopped_by: int | None = None  # the first signal that stopped it
 
     async def serve(self, sockets: list[socket.socket] | None = None) -> None:
         self._loop = asyncio.get_running_loop()
+        if self.reload is not None and hasattr(signal, "SIGHUP"):
+            self._loop.add_signal_handler(signal.SIGHUP, self.reload)
         await super().serve(sockets)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:

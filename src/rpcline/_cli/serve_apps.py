@@ -1,0 +1,108 @@
+"""What ``rpcline serve`` serves: a bridge per server, from the flags and the config, under
+one router; and the reload SIGHUP asks for.
+
+The flags give every server its defaults (limits, timeouts, the environment to pass); a
+config entry gives its own command, ``env`` values and ``cwd``. ``-- COMMAND`` is served at
+``/mcp``, each named server at ``/servers/NAME/mcp``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rpcline import bridge, proxy
+from rpcline._gateway.servers_config import ConfigError, ServerSpec, load, named_server
+
+
+def servers(args: argparse.Namespace, note: Callable[[str], None]) -> dict[str, ServerSpec]:
+    """The named servers: the config file's, then ``--named-server``'s (ConfigError)."""
+    found = {} if args.config is None else load(args.config, note)
+    for name, command_line in args.named_server or ():
+        if name in found:
+            raise ConfigError(f"--named-server {name}: a server of that name is configured "
+                              "already")
+        found[name] = named_server(name, command_line)
+    return found
+
+
+def environment(names: Sequence[str]) -> dict[str, str]:
+    """``--env``'s variables: ``VAR`` passes this process's value (when it has one),
+    ``VAR=VALUE`` gives one (mcp-proxy's ``-e VAR VALUE``)."""
+    env = {}
+    for item in names:
+        name, given, value = item.partition("=")
+        if given:
+            env[name] = value
+        elif name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+class Apps:
+    """The bridges of one ``rpcline serve``, built from its flags, and their router."""
+
+    def __init__(self, args: argparse.Namespace, secrets: dict[str, str | None],
+                 log: Callable[[str], None]) -> None:
+        self.args = args
+        self.log = log
+        hosts, origins = args.allow_host, args.allow_origin
+        self.options: dict[str, Any] = dict(
+            children=args.children, request_timeout=args.request_timeout,
+            token=secrets.get("token"), session_key=secrets.get("session-key"),
+            allowed_hosts=bridge.LOCALHOST_HOSTS if hosts is None else hosts,
+            allowed_origins=bridge.LOCALHOST_ORIGINS if origins is None else origins,
+            max_line_bytes=args.max_line_bytes or proxy.DEFAULT_MAX_LINE_BYTES,
+            max_pending=args.max_pending or proxy.DEFAULT_MAX_PENDING,
+            max_sessions=args.max_sessions, pass_environment=args.pass_environment,
+            shutdown_grace=(bridge.DEFAULT_SHUTDOWN_GRACE if args.shutdown_grace is None
+                            else args.shutdown_grace),
+            child_stderr=args.child_stderr,
+            access_log=log if args.log_level in ("info", "debug") else None)
+        self.env = environment(args.env or ())
+        self.specs: dict[str, ServerSpec] = {}
+
+    def router(self, command: Sequence[str], specs: dict[str, ServerSpec]) -> bridge.Router:
+        """The router of ``specs`` (each started at once) and of ``command`` at ``/mcp``."""
+        default = None
+        if command:
+            default = bridge.StdioBridge(command, env=self.env, cwd=self.args.cwd,
+                                         record=self.args.record, **self.options)
+        self.specs = specs
+        return bridge.Router({name: self._bridge(spec) for name, spec in specs.items()},
+                             default, token=self.options["token"],
+                             health_public=self.args.health_public, warm=bool(specs),
+                             log=self.log)
+
+    def _bridge(self, spec: ServerSpec) -> bridge.StdioBridge:
+        if shutil.which(spec.command[0]) is None:
+            self.log(f"{spec.name}: cannot run {spec.command[0]}: no such executable"
+                     + ("" if os.sep in spec.command[0] else " on PATH")
+                     + "; /readyz reports it down")
+        record = None if self.args.record is None else f"{self.args.record}.{spec.name}"
+        return bridge.StdioBridge(spec.command, env={**self.env, **spec.env}, cwd=spec.cwd,
+                                  name=spec.name, record=record, **self.options)
+
+    def reload(self, router: bridge.Router) -> None:
+        """Read the config again (SIGHUP): added servers start, removed ones drain, changed
+        ones restart; the others, their sessions with them, are not touched. A config that
+        cannot be served is one line, and the running one stays."""
+        try:
+            specs = servers(self.args, self.log)
+        except ConfigError as error:
+            self.log(f"reload refused, the running config stays: {error}")
+            return
+        kept = {name: server for name, server in router.servers.items()
+                if self.specs.get(name) == specs.get(name)}
+        fresh = {name: kept.get(name) or self._bridge(spec) for name, spec in specs.items()}
+        added, removed, changed = router.replace(fresh)
+        self.specs = specs
+        self.log(f"reloaded: {_names(added)} added, {_names(removed)} removed, "
+                 f"{_names(changed)} restarted, {len(kept)} unchanged")
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(names) if names else "none"
