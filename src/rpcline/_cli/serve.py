@@ -61,6 +61,11 @@ def add_parser(commands: Any, positive: Any) -> None:
                        help="an Origin header to accept; repeatable; given, the list "
                             "replaces the default (localhost's, http://127.0.0.1:* and the "
                             "like)")
+    serve.add_argument("--cors-origin", action="append", type=_cors_origin, metavar="ORIGIN",
+                       help="let browser pages at ORIGIN call it (CORS: preflights answered, "
+                            "Mcp-Session-Id readable); scheme://host[:port], host:* for any "
+                            "port, not '*'; repeatable; each is added to the Origin allow-list "
+                            "(--allow-origin's, or the localhost default)")
     serve.add_argument("--token-env", metavar="VAR",
                        help="require 'Authorization: Bearer TOKEN', TOKEN read from the "
                             "environment variable VAR")
@@ -104,7 +109,7 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
     if shutil.which(command[0]) is None:  # the children's PATH is this one's
         return _usage(f"cannot run {command[0]}: no such executable"
                       + ("" if os.sep in command[0] else " on PATH"))
-    hosts, origins = args.allow_host, args.allow_origin
+    hosts, origins, cors = args.allow_host, args.allow_origin, args.cors_origin or []
     if not _loopback(args.host) and (hosts is None or origins is None):
         return _usage(f"binding {args.host} serves other machines: name the Host and Origin "
                       "headers to accept with --allow-host and --allow-origin")
@@ -127,12 +132,15 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
         command, children=args.children, request_timeout=args.request_timeout,
         env=args.env or (), token=secrets.get("token"), session_key=secrets.get("session-key"),
         allowed_hosts=bridge.LOCALHOST_HOSTS if hosts is None else hosts,
-        allowed_origins=bridge.LOCALHOST_ORIGINS if origins is None else origins,
+        allowed_origins=[*(bridge.LOCALHOST_ORIGINS if origins is None else origins),
+                         *cors],
         max_line_bytes=args.max_line_bytes or proxy.DEFAULT_MAX_LINE_BYTES,
         max_pending=args.max_pending or proxy.DEFAULT_MAX_PENDING,
         max_sessions=args.max_sessions, shutdown_grace=grace, record=args.record,
         child_stderr=args.child_stderr,
         access_log=_stderr if args.log_level in ("info", "debug") else None)
+    # CORS outermost: a preflight carries no token, and a 401 must be readable too.
+    served = bridge.Cors(app, cors) if cors else app
     try:
         listener = _listen(args.host, args.port)
     except OSError as error:
@@ -142,7 +150,7 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
     host = f"[{args.host}]" if ":" in args.host else args.host
     _stderr(f"listening on http://{host}:{port}/mcp for {' '.join(command)}")
     # uvicorn's own access log would repeat the bridge's, without the MCP method.
-    server = Server(uvicorn.Config(app, host=args.host, port=port,
+    server = Server(uvicorn.Config(served, host=args.host, port=port,
                                    log_level=args.log_level, access_log=False,
                                    lifespan="on"), app)
     server.run(sockets=[listener])  # as uvicorn.run does, with the bridge's stop
@@ -178,6 +186,15 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _cors_origin(value: str) -> str:
+    from rpcline._gateway.cors import checked_origin
+
+    try:
+        return checked_origin(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _stderr_choice(value: str) -> str:
