@@ -36,6 +36,7 @@ from rpcline._gateway.bridge_http import (JSON, MCP, NAMED, Headers, accepts, an
 from rpcline._gateway.bridge_sessions import LEVELS, Session, Sessions, param
 from rpcline._gateway.child import child_environment
 from rpcline._gateway.child_stderr import check as check_stderr
+from rpcline._gateway.cors import Cors
 from rpcline._gateway.pool import HANDSHAKE_TIMEOUT, Pool
 from rpcline._gateway.relay_types import (
     DEFAULT_KILL_AFTER, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES)
@@ -43,7 +44,7 @@ from rpcline._gateway.relay_lines import failure
 from rpcline._gateway.router import Router
 from rpcline._gateway.shared_child import Call, Limits, SharedChild
 
-__all__ = ("DEFAULT_SHUTDOWN_GRACE", "LOCALHOST_HOSTS", "LOCALHOST_ORIGINS", "Router",
+__all__ = ("DEFAULT_SHUTDOWN_GRACE", "LOCALHOST_HOSTS", "LOCALHOST_ORIGINS", "Cors", "Router",
            "StdioBridge")
 
 # The SDK's DNS-rebinding defaults for a server bound to localhost.

@@ -68,6 +68,11 @@ def add_parser(commands: Any, positive: Any) -> None:
                        help="an Origin header to accept; repeatable; given, the list "
                             "replaces the default (localhost's, http://127.0.0.1:* and the "
                             "like)")
+    serve.add_argument("--cors-origin", action="append", type=_cors_origin, metavar="ORIGIN",
+                       help="let browser pages at ORIGIN call it (CORS: preflights answered, "
+                            "Mcp-Session-Id readable); scheme://host[:port], host:* for any "
+                            "port, not '*'; repeatable; each is added to the Origin allow-list "
+                            "(--allow-origin's, or the localhost default)")
     serve.add_argument("--token-env", metavar="VAR",
                        help="require 'Authorization: Bearer TOKEN', TOKEN read from the "
                             "environment variable VAR")
@@ -136,7 +141,7 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
     if command and shutil.which(command[0]) is None:  # the children's PATH is this one's
         return _usage(f"cannot run {command[0]}: no such executable"
                       + ("" if os.sep in command[0] else " on PATH"))
-    hosts, origins = args.allow_host, args.allow_origin
+    hosts, origins, cors = args.allow_host, args.allow_origin, args.cors_origin or []
     if not _loopback(args.host) and (hosts is None or origins is None):
         return _usage(f"binding {args.host} serves other machines: name the Host and Origin "
                       "headers to accept with --allow-host and --allow-origin")
@@ -151,11 +156,14 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
     except ImportError:
         return _usage("uvicorn is not installed: pip install '.[serve]' in a clone of "
                       "rpcline, or pip install 'rpcline[serve]' from a release")
+    from rpcline import bridge
     from rpcline._cli.serve_apps import Apps
     from rpcline._cli.serve_server import Server
 
     apps = Apps(args, secrets, _stderr)
     app = apps.router(command, specs)
+    # CORS outermost: a preflight carries no token, and a 401 must be readable too.
+    served = bridge.Cors(app, cors) if cors else app
     try:
         listener = _listen(args.host, args.port)
     except OSError as error:
@@ -169,7 +177,7 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
         _stderr(f"listening on http://{host}:{port}/servers/{name}/mcp for {name} "
                 f"({os.path.basename(spec.command[0])})")
     # uvicorn's own access log would repeat the bridge's, without the MCP method.
-    server = Server(uvicorn.Config(app, host=args.host, port=port,
+    server = Server(uvicorn.Config(served, host=args.host, port=port,
                                    log_level=args.log_level, access_log=False,
                                    lifespan="on"), app,
                     reload=None if args.config is None else lambda: apps.reload(app))
@@ -206,6 +214,15 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _cors_origin(value: str) -> str:
+    from rpcline._gateway.cors import checked_origin
+
+    try:
+        return checked_origin(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _stderr_choice(value: str) -> str:

@@ -54,7 +54,9 @@ class Apps:
             children=args.children, request_timeout=args.request_timeout,
             token=secrets.get("token"), session_key=secrets.get("session-key"),
             allowed_hosts=bridge.LOCALHOST_HOSTS if hosts is None else hosts,
-            allowed_origins=bridge.LOCALHOST_ORIGINS if origins is None else origins,
+            # An origin allowed for CORS is allowed by the Origin check too.
+            allowed_origins=[*(bridge.LOCALHOST_ORIGINS if origins is None else origins),
+                             *(args.cors_origin or ())],
             max_line_bytes=args.max_line_bytes or proxy.DEFAULT_MAX_LINE_BYTES,
             max_pending=args.max_pending or proxy.DEFAULT_MAX_PENDING,
             max_sessions=args.max_sessions, pass_environment=args.pass_environment,
