@@ -52,7 +52,7 @@ def source_files() -> dict[str, list[PurePosixPath]]:
         "pxd": tracked(src, ".pxd"),
         "headers": tracked(src, ".h"),
         "tests": tracked("tests", ".py"),
-        "examples": tracked("examples", ".py"),
+        "examples": [*tracked("examples", ".py"), *tracked("examples", ".json")],
         "traffic": tracked("benchmarks/data", ".jsonl"),
     }
 

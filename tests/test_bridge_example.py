@@ -36,14 +36,14 @@ async def test_each_server_answers_at_its_own_path() -> None:
     app = example.build({"sdk": SERVER, "peer": PEER})
     async with serving(app, timeout=60) as url:
         base = url.removesuffix("/mcp")
-        async with mcp.Client(f"{base}/sdk/mcp", mode="legacy") as client:
+        async with mcp.Client(f"{base}/servers/sdk/mcp", mode="legacy") as client:
             echoed = await client.call_tool("echo", {"text": "sdk"})
-        async with mcp.Client(f"{base}/peer/mcp", mode="legacy") as client:
+        async with mcp.Client(f"{base}/servers/peer/mcp", mode="legacy") as client:
             info = client.server_info
         async with httpx.AsyncClient() as http:
-            missing = await http.post(f"{base}/other/mcp", content=b"{}")
+            missing = await http.post(f"{base}/servers/other/mcp", content=b"{}")
     assert echoed.content[0].text == "sdk"  # type: ignore[union-attr]
     assert info is not None and info.name == "bridge-peer"
     assert missing.status_code == 404
-    assert all(not child.running for bridge in app.bridges.values()
+    assert all(not child.running for bridge in app.servers.values()
                for pool in (bridge.modern, bridge.legacy) for child in pool.children)

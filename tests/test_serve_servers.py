@@ -382,3 +382,12 @@ async def test_the_router_owns_its_servers_lifespan(anyio_backend: str) -> None:
     for server in servers.values():
         assert server.health()["state"] == "stopping"
         assert server.modern.children[0].child.returncode is not None  # stopped, not orphaned
+
+
+def test_the_example_config_is_one_serve_reads() -> None:
+    example = Path(__file__).parents[1] / "examples" / "mcp_servers.json"
+    if not example.exists():
+        pytest.skip("needs a clone's examples")
+    found = parse(example.read_bytes(), str(example))
+    assert sorted(found) == ["git", "time"]  # fetch is disabled
+    assert found["time"].command == ("uvx", "mcp-server-time", "--local-timezone=UTC")
