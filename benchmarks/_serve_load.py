@@ -42,6 +42,8 @@ HANDSHAKE = "2025-11-25"
 MODERN = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientCapabilities": {}}  # fmt: skip
+# The path served: a named server's (benchmarks/serve_named.py) instead of /mcp.
+PATH = os.environ.get("RPCLINE_BENCH_PATH", "/mcp")
 ID_BASE = 10**9  # ids 10**9 + n: the same width for the first 9*10**9 calls
 
 
@@ -54,7 +56,7 @@ def cpu_seconds(pid: int) -> float:
 
 
 def post(port: int, body: bytes, headers: dict[str, str]) -> bytes:
-    head = [f"POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}", "Content-Type: application/json",
+    head = [f"POST {PATH} HTTP/1.1", f"Host: 127.0.0.1:{port}", "Content-Type: application/json",
             "Accept: application/json, text/event-stream", f"Content-Length: {len(body)}",
             *(f"{k}: {v}" for k, v in headers.items())]
     return ("\r\n".join(head) + "\r\n\r\n").encode() + body
