@@ -382,6 +382,9 @@ async def test_the_router_owns_its_servers_lifespan(anyio_backend: str) -> None:
     for server in servers.values():
         assert server.health()["state"] == "stopping"
         assert server.modern.children[0].child.returncode is not None  # stopped, not orphaned
+    with pytest.raises(RuntimeError, match="stopping"):  # a server started now would outlive it
+        router.replace({"gamma": StdioBridge(PEER, name="gamma")})
+    assert router.readiness()[1] is False
 
 
 def test_the_example_config_is_one_serve_reads() -> None:

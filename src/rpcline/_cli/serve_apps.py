@@ -97,6 +97,9 @@ class Apps:
         except ConfigError as error:
             self.log(f"reload refused, the running config stays: {error}")
             return
+        if router.closing:
+            self.log("reload refused: the gateway is stopping")
+            return
         kept = {name: server for name, server in router.servers.items()
                 if self.specs.get(name) == specs.get(name)}
         fresh = {name: kept.get(name) or self._bridge(spec) for name, spec in specs.items()}

@@ -50,7 +50,7 @@ class Router:
         self.log = log
         self._tasks: set[asyncio.Task[None]] = set()  # warming up, or draining
         self._draining: set[Served] = set()
-        self._closing = False
+        self.closing = False
 
     # --- ASGI ---------------------------------------------------------------------------------
 
@@ -106,7 +106,7 @@ class Router:
         servers = {name: server.health() for name, server in self.servers.items()}
         default = None if self.default is None else self.default.health()
         every = [*servers.values(), *([] if default is None else [default])]
-        ready = not self._closing and all(health["ready"] for health in every)
+        ready = not self.closing and all(health["ready"] for health in every)
         shown: dict[str, Any] = {"ready": ready, "servers": servers}
         if default is not None:
             shown["default"] = default  # the server at /mcp
@@ -117,7 +117,10 @@ class Router:
     def replace(self, servers: Mapping[str, Served]) -> tuple[list[str], list[str], list[str]]:
         """Serve ``servers`` from now on: a name whose server is not the same object drains
         (its calls in flight answered, its sessions ended, its children stopped: ``aclose``),
-        a new one starts (``warm``). Names added, removed and changed."""
+        a new one starts (``warm``). Names added, removed and changed; RuntimeError once
+        the router is closing (a server started then would outlive it)."""
+        if self.closing:
+            raise RuntimeError("the gateway is stopping")
         old, new = self.servers, dict(servers)
         added = [name for name in new if name not in old]
         removed = [name for name in old if name not in new]
@@ -158,7 +161,7 @@ class Router:
 
     async def aclose(self) -> None:
         """Close every server, the draining ones too, together (``StdioBridge.aclose``)."""
-        self._closing = True
+        self.closing = True
         await asyncio.gather(*(server.aclose() for server in
                                (*self._all(), *self._draining)))
         await asyncio.gather(*self._tasks, return_exceptions=True)
