@@ -20,13 +20,14 @@ import asyncio
 import functools
 import signal
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import rpcline
 from rpcline import http
 from rpcline._gateway import bridge_eras as eras
 from rpcline._gateway import bridge_lines as lines
+from rpcline._gateway import fair
 from rpcline._gateway.asgi import (HANDSHAKE_PROTOCOL_VERSIONS, MAX_BODY_BYTES, TOO_LARGE, VERDICT,
                                    Receive, Scope, Send, is_modern, read_body, respond)
 from rpcline._gateway.bridge_health import server_health
@@ -76,6 +77,9 @@ class StdioBridge:
     prefix (a router of several bridges names each). ``token``: a bearer token every request must carry. ``session_key``:
     bridges that share it take each other's 2025-era sessions (for scale-out,
     docs/serve.md); past ``max_sessions`` open, the least recently used idle one ends.
+    ``max_in_flight_per_client``: calls one client (a session; a bearer token; an address)
+    may have in flight, 429 past it; ``max_waiting``: calls that may wait for a child to
+    start or take input, 503 past it (None: no bound; docs/serve.md, "Fair limits").
     ``allowed_hosts`` / ``allowed_origins``: the DNS-rebinding allow-lists, localhost by
     default (``None`` turns them off). ``shutdown_grace``: seconds ``aclose`` gives the calls
     in flight to be answered before it fails them. ``child_stderr``: where the children's
@@ -98,6 +102,8 @@ class StdioBridge:
         token: str | None = None,
         session_key: str | None = None,
         max_sessions: int = 10_000,
+        max_in_flight_per_client: int | None = None,
+        max_waiting: int | None = None,
         allowed_hosts: Iterable[str] | None = LOCALHOST_HOSTS,
         allowed_origins: Iterable[str] | None = LOCALHOST_ORIGINS,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
@@ -130,6 +136,8 @@ class StdioBridge:
         self.shutdown_grace = shutdown_grace
         self.unsent = 0  # calls answered -32000 before any child took them (their timeout)
         self._waiting = 0  # calls not yet forwarded: waiting for a child, or room in its input
+        self.max_waiting = fair.check_bound("max_waiting", max_waiting, 0)
+        self.per_client = fair.InFlight(max_in_flight_per_client)
         self._closing: asyncio.Future[None] | None = None  # aclose, once it began
         self._aborted = False
         limits = Limits(max_line_bytes, max_pending, max_pending_bytes, request_timeout,
@@ -285,14 +293,21 @@ class StdioBridge:
         scope[MCP] = (r.method, verdict.name)  # for the request log
         if r.kind != "request":
             return await respond(send, 202, b"", [])
-        if not self.handshake_only:
-            deadline = self._deadline()
-            child = await self._ready(self.modern, deadline)  # a new child's probe finds out
+        if self.handshake_only and r.method not in eras.FORWARDED:  # the bridge answers it
+            return await self._translated(r, receive, send)
+
+        async def forward() -> None:
             if not self.handshake_only:
-                await self._call(child, r, receive, send, [], self._modern_status,
-                                 deadline=deadline)
-                return
-        await self._translated(r, receive, send)
+                deadline = self._deadline()
+                child = await self._ready(self.modern, deadline)  # a new child's probe finds out
+                if not self.handshake_only:
+                    await self._call(child, r, receive, send, [], self._modern_status,
+                                     deadline=deadline)
+                    return
+            await self._translated(r, receive, send)
+
+        # One shared token (token=) names nobody: then the address tells clients apart.
+        await self._limited(fair.stateless(scope, self._token is None), r, send, [], forward)
 
     async def _discover(self, child: SharedChild) -> None:
         """``Pool.prepare`` of a 2026 child: ``server/discover``, to know it speaks 2026.
@@ -398,10 +413,14 @@ class StdioBridge:
             session.subscriptions.discard(param(body, "uri"))
             if self.sessions.subscribed(param(body, "uri")):  # others still want it
                 return await respond(send, 200, _empty_result(r), [JSON, *header])
-        deadline = self._deadline()
-        call = await self._call(await self._ready(self.legacy, deadline), r, receive, send,
-                                header, None, session, deadline=deadline)
-        if r.method == "resources/subscribe" and _succeeded(call):
+
+        async def forward() -> Call:
+            deadline = self._deadline()
+            return await self._call(await self._ready(self.legacy, deadline), r, receive, send,
+                                    header, None, session, deadline=deadline)
+
+        call = await self._limited(fair.session(session.id), r, send, header, forward)
+        if call is not None and r.method == "resources/subscribe" and _succeeded(call):
             uri = param(body, "uri")  # recorded once the child accepted it
             if type(uri) is str:
                 session.subscriptions.add(uri)
@@ -514,6 +533,7 @@ class StdioBridge:
         child = pool.ready()  # the usual case: no wait, and no timeout to arm
         if child is not None:
             return child
+        fair.check_waiting(self._waiting, self.max_waiting)
         self._waiting += 1
         try:
             async with asyncio.timeout_at(deadline):
@@ -522,6 +542,30 @@ class StdioBridge:
             return None
         finally:
             self._waiting -= 1
+
+    async def _limited(self, client: fair.Client, r: rpcline.Route, send: Send,
+                       headers: Headers, forward: Callable[[], Awaitable[Call | None]],
+                       ) -> Call | None:
+        """``forward()``, counted as one of ``client``'s calls in flight until it ends,
+        however it ends. Past ``max_in_flight_per_client`` it is answered 429 instead; one
+        that would wait for a child past ``max_waiting``, 503. Both are sent nothing, and
+        carry ``Retry-After`` and a JSON-RPC error with the caller's id."""
+        assert r.id is not None  # a request
+        per_client = self.per_client
+        if not per_client.admit(client.key):
+            assert per_client.bound is not None
+            answer = fair.too_many(r.id, client, per_client.bound)
+            await respond(send, 429, answer, [JSON, fair.RETRY_AFTER, *headers])
+            return None
+        try:
+            return await forward()
+        except fair.Full:
+            assert self.max_waiting is not None
+            answer = fair.too_many_waiting(r.id, self.max_waiting)
+            await respond(send, 503, answer, [JSON, fair.RETRY_AFTER, *headers])
+            return None
+        finally:
+            per_client.release(client.key)
 
     async def _call(self, child: SharedChild | None, r: rpcline.Route, receive: Receive,
                     send: Send, headers: Headers, status_of: Callable[[bytes], int] | None,
@@ -537,6 +581,7 @@ class StdioBridge:
             return await self._unsent(call, "no server was ready to take it", "", send,
                                       headers, status_of)
         if child.congested is not None:
+            fair.check_waiting(self._waiting, self.max_waiting)
             self._waiting += 1
             try:
                 async with asyncio.timeout_at(call.deadline):
