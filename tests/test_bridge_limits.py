@@ -255,3 +255,25 @@ def test_a_token_is_held_as_a_digest_only() -> None:
     assert b"s3cret" not in client.key and "s3cret" not in client.shown
     assert client == fair.stateless({**scope, "client": ("10.0.0.2", 6)}, by_token=True)
     assert fair.stateless(scope, by_token=False).shown == "this address (10.0.0.1)"
+
+
+def test_rpcline_serve_passes_the_bounds_on(monkeypatch: Any) -> None:
+    from rpcline import bridge
+    from rpcline.cli import main
+
+    given: dict[str, Any] = {}
+
+    class Built(Exception):
+        pass
+
+    def bridge_of(command: Any, **options: Any) -> None:
+        given.update(options)
+        raise Built  # no server needed: the options are what this test is about
+
+    monkeypatch.setattr(bridge, "StdioBridge", bridge_of)
+    with pytest.raises(Built):
+        main(["serve", "--max-in-flight-per-client", "8", "--max-waiting", "0", "--",
+              sys.executable])
+    assert (given["max_in_flight_per_client"], given["max_waiting"]) == (8, 0)
+    with pytest.raises(SystemExit):
+        main(["serve", "--max-in-flight-per-client", "0", "--", sys.executable])

@@ -10,7 +10,13 @@ import socket
 import sys
 from typing import Any
 
-from rpcline._cli.shared import HelpFormatter, Outcome, epilog, seconds
+from rpcline._cli.shared import (
+    HelpFormatter,
+    Outcome,
+    epilog,
+    non_negative_int,
+    seconds,
+)
 
 DESCRIPTION = """\
 Serve COMMAND (a stdio MCP server) over MCP Streamable HTTP at /mcp, to any number of
@@ -107,6 +113,13 @@ def add_parser(commands: Any, positive: Any) -> None:
     serve.add_argument("--max-sessions", type=positive, default=10_000, metavar="N",
                        help="2025-era sessions open at once; one more ends the least "
                             "recently used idle one")
+    serve.add_argument("--max-in-flight-per-client", type=positive, default=None, metavar="N",
+                       help="calls one client may have in flight (a 2025 session; a "
+                            "2026-07-28 request's bearer token, else its address); one more "
+                            "is answered 429 with Retry-After (default: no bound)")
+    serve.add_argument("--max-waiting", type=non_negative_int, default=None, metavar="N",
+                       help="calls that may wait for a server to start or take input; one "
+                            "more is answered 503 with Retry-After (default: no bound)")
     serve.add_argument("--child-stderr", type=_stderr_choice, default="prefix",
                        metavar="{inherit,prefix,discard,file:PATH}",
                        help="where the children's stderr goes: this one's, each line "

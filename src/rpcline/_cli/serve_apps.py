@@ -60,6 +60,7 @@ class Apps:
             max_line_bytes=args.max_line_bytes or proxy.DEFAULT_MAX_LINE_BYTES,
             max_pending=args.max_pending or proxy.DEFAULT_MAX_PENDING,
             max_sessions=args.max_sessions, pass_environment=args.pass_environment,
+            max_in_flight_per_client=args.max_in_flight_per_client, max_waiting=args.max_waiting,
             shutdown_grace=(bridge.DEFAULT_SHUTDOWN_GRACE if args.shutdown_grace is None
                             else args.shutdown_grace),
             child_stderr=args.child_stderr,
