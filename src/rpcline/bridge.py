@@ -306,8 +306,7 @@ class StdioBridge:
                     return
             await self._translated(r, receive, send)
 
-        # One shared token (token=) names nobody: then the address tells clients apart.
-        await self._limited(fair.stateless(scope, self._token is None), r, send, [], forward)
+        await self._limited(scope, None, r, send, [], forward)
 
     async def _discover(self, child: SharedChild) -> None:
         """``Pool.prepare`` of a 2026 child: ``server/discover``, to know it speaks 2026.
@@ -419,7 +418,7 @@ class StdioBridge:
             return await self._call(await self._ready(self.legacy, deadline), r, receive, send,
                                     header, None, session, deadline=deadline)
 
-        call = await self._limited(fair.session(session.id), r, send, header, forward)
+        call = await self._limited(scope, session, r, send, header, forward)
         if call is not None and r.method == "resources/subscribe" and _succeeded(call):
             uri = param(body, "uri")  # recorded once the child accepted it
             if type(uri) is str:
@@ -543,15 +542,26 @@ class StdioBridge:
         finally:
             self._waiting -= 1
 
-    async def _limited(self, client: fair.Client, r: rpcline.Route, send: Send,
-                       headers: Headers, forward: Callable[[], Awaitable[Call | None]],
-                       ) -> Call | None:
-        """``forward()``, counted as one of ``client``'s calls in flight until it ends,
-        however it ends. Past ``max_in_flight_per_client`` it is answered 429 instead; one
-        that would wait for a child past ``max_waiting``, 503. Both are sent nothing, and
-        carry ``Retry-After`` and a JSON-RPC error with the caller's id."""
+    async def _limited(self, scope: Scope, session: Session | None, r: rpcline.Route,
+                       send: Send, headers: Headers,
+                       forward: Callable[[], Awaitable[Call | None]]) -> Call | None:
+        """``forward()``, counted as one of its client's calls in flight (the ``session``'s;
+        without one, the request's bearer token or address) until it ends, however it ends.
+        Past ``max_in_flight_per_client`` it is answered 429 instead; one that would wait
+        for a child past ``max_waiting``, 503. Both are sent nothing, and carry
+        ``Retry-After`` and a JSON-RPC error with the caller's id."""
         assert r.id is not None  # a request
         per_client = self.per_client
+        if per_client.bound is None:  # the usual case: nobody to count, no digest to take
+            try:
+                return await forward()
+            except fair.Full:
+                await self._full(r.id, send, headers)
+                return None
+        if session is not None:
+            client = fair.session(session.id)
+        else:  # one shared token (token=) names nobody: then the address tells clients apart
+            client = fair.stateless(scope, self._token is None)
         if not per_client.admit(client.key):
             assert per_client.bound is not None
             answer = fair.too_many(r.id, client, per_client.bound)
@@ -560,12 +570,15 @@ class StdioBridge:
         try:
             return await forward()
         except fair.Full:
-            assert self.max_waiting is not None
-            answer = fair.too_many_waiting(r.id, self.max_waiting)
-            await respond(send, 503, answer, [JSON, fair.RETRY_AFTER, *headers])
+            await self._full(r.id, send, headers)
             return None
         finally:
             per_client.release(client.key)
+
+    async def _full(self, id: rpcline.RequestId, send: Send, headers: Headers) -> None:
+        assert self.max_waiting is not None
+        answer = fair.too_many_waiting(id, self.max_waiting)
+        await respond(send, 503, answer, [JSON, fair.RETRY_AFTER, *headers])
 
     async def _call(self, child: SharedChild | None, r: rpcline.Route, receive: Receive,
                     send: Send, headers: Headers, status_of: Callable[[bytes], int] | None,
