@@ -12,6 +12,8 @@ mcp-server-time's newest release (on ``mcp>=2.3``) comes too, as a child of the 
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
 import subprocess
 import sys
 import venv
@@ -43,9 +45,14 @@ def install(home: Path, name: str) -> Path:
     if marker.is_file() and marker.read_text().strip() == pin and command.exists():
         return command
     marker.unlink(missing_ok=True)
-    venv.create(root, with_pip=True, clear=True)
-    done = subprocess.run([str(root / "bin" / "python"), "-m", "pip", "install", "-q",
-                           "--disable-pip-version-check", pin],
+    # This interpreter's pip installs into the venv when it can (pip --python): no pip of
+    # the venv's own to install first, seconds saved on each.
+    ours = (importlib.util.find_spec("pip") is not None
+            and int(importlib.metadata.version("pip").split(".")[0]) >= 23)
+    venv.create(root, with_pip=not ours, clear=True)
+    python = str(root / "bin" / "python")
+    pip = [sys.executable, "-m", "pip", "--python", python] if ours else [python, "-m", "pip"]
+    done = subprocess.run([*pip, "install", "-q", "--disable-pip-version-check", pin],
                           capture_output=True, text=True, timeout=600)
     if done.returncode != 0 or not command.exists():
         said = [line for line in (done.stderr + done.stdout).splitlines()
