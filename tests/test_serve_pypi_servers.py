@@ -192,9 +192,10 @@ async def over_stdio(command: Path, name: str, repository: Path) -> tuple[dict[s
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", list(SERVERS))
 async def test_a_pypi_server_answers_through_the_gateway_as_over_stdio(
-        pypi_servers: dict[str, Path | Unavailable], gateway: Serve, repository: Path,
-        name: str, mode: str) -> None:
-    command = command_of(pypi_servers, name)
+        pypi_servers: dict[str, Path | Unavailable], repository: Path, name: str, mode: str,
+        request: pytest.FixtureRequest) -> None:
+    command = command_of(pypi_servers, name)  # or skipped, saying why: before the gateway
+    gateway: Serve = request.getfixturevalue("gateway")
     expected, info = await over_stdio(command, name, repository)
     async with mcp.Client(f"{gateway.url}/servers/{name}/mcp", mode=mode) as client:
         got = await ask(client, name, repository)
