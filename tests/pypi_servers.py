@@ -53,7 +53,7 @@ def install(home: Path, name: str) -> Path:
     python = str(root / "bin" / "python")
     pip = [sys.executable, "-m", "pip", "--python", python] if ours else [python, "-m", "pip"]
     done = subprocess.run([*pip, "install", "-q", "--disable-pip-version-check", pin],
-                          capture_output=True, text=True, timeout=600)
+                          check=False, capture_output=True, text=True, timeout=600)
     if done.returncode != 0 or not command.exists():
         said = [line for line in (done.stderr + done.stdout).splitlines()
                 if line.strip() and not line.startswith("WARNING: Location")]

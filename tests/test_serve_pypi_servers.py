@@ -17,7 +17,7 @@ import os
 import subprocess
 import time
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +132,7 @@ def current_time(answer: dict[str, Any]) -> dict[str, Any]:
     def checked(value: dict[str, Any]) -> dict[str, Any]:
         when = moment(value["datetime"])
         assert when.utcoffset() == timedelta(0), value
-        assert abs(when - datetime.now(timezone.utc)) < timedelta(minutes=5), value
+        assert abs(when - datetime.now(UTC)) < timedelta(minutes=5), value
         return {k: v for k, v in value.items() if k not in ("datetime", "day_of_week")}
 
     answer = dict(answer)
