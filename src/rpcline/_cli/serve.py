@@ -39,6 +39,8 @@ flight --shutdown-grace seconds, fails the rest with -32000, stops its children,
 by that signal, as uvicorn does; a second signal stops it at once, its children killed)"""
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+HEALTH = ("/healthz", "/readyz")
+CLIENT_ID_VAR, SECRET_VAR = "RPCLINE_AUTH_CLIENT_ID", "RPCLINE_AUTH_CLIENT_SECRET"
 LOG_LEVELS = ("error", "warning", "info", "debug")
 STARTUP_FAILURE = 3  # uvicorn's status when it could not start (uvicorn.run's)
 
@@ -82,6 +84,27 @@ def add_parser(commands: Any, positive: Any) -> None:
     serve.add_argument("--token-env", metavar="VAR",
                        help="require 'Authorization: Bearer TOKEN', TOKEN read from the "
                             "environment variable VAR")
+    serve.add_argument("--auth-issuer", metavar="URL",
+                       help="serve as an OAuth 2.1 resource server (the MCP specification's "
+                            "Authorization, docs/auth.md): every request needs an access token "
+                            "of this authorization server, a JWT checked against its JWKS "
+                            "(found by RFC 8414 or OpenID discovery) unless "
+                            "--auth-introspection-url; 401 with the resource metadata "
+                            "challenge otherwise, 503 while the issuer cannot be reached. Not "
+                            "with --token-env. Needs the auth extra")
+    serve.add_argument("--auth-audience", metavar="URL",
+                       help="the audience every token must carry, and the resource the "
+                            "metadata names (the gateway's public URL, e.g. "
+                            "https://mcp.example.com); default: each endpoint's own URL as "
+                            "bound, http://HOST:PORT/mcp and /servers/NAME/mcp; required when "
+                            "HOST is not loopback")
+    serve.add_argument("--auth-scope", action="append", metavar="SCOPE",
+                       help="a scope every token must carry (403 insufficient_scope without "
+                            "it); repeatable")
+    serve.add_argument("--auth-introspection-url", metavar="URL",
+                       help="judge tokens by RFC 7662 introspection at URL (answers kept until "
+                            "the token expires), authenticating with RPCLINE_AUTH_CLIENT_ID and "
+                            "RPCLINE_AUTH_CLIENT_SECRET")
     serve.add_argument("--session-key-env", metavar="VAR",
                        help="sign session ids with the key in the environment variable VAR: "
                             "instances sharing it take each other's sessions (scale-out)")
@@ -105,7 +128,8 @@ def add_parser(commands: Any, positive: Any) -> None:
                        help="the folder COMMAND runs in (a config entry has its own cwd)")
     serve.add_argument("--health-public", action="store_true",
                        help="answer /healthz and /readyz without the bearer token "
-                            "(--token-env); they never show a command or an environment")
+                            "(--token-env) or access token (--auth-issuer); they never show a "
+                            "command or an environment")
     serve.add_argument("--max-line-bytes", type=positive, default=None, metavar="N",
                        help="longest line either way, per child (default: 64 MiB)")
     serve.add_argument("--max-pending", type=positive, default=None, metavar="N",
@@ -158,6 +182,10 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
     if not _loopback(args.host) and (hosts is None or origins is None):
         return _usage(f"binding {args.host} serves other machines: name the Host and Origin "
                       "headers to accept with --allow-host and --allow-origin")
+    if args.auth_issuer is not None:
+        refused = _auth_refused(args)
+        if refused:
+            return _usage(refused)
     secrets = {}
     for option, var in (("token", args.token_env), ("session-key", args.session_key_env)):
         if var is not None:
@@ -175,8 +203,6 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
 
     apps = Apps(args, secrets, _stderr)
     app = apps.router(command, specs)
-    # CORS outermost: a preflight carries no token, and a 401 must be readable too.
-    served = bridge.Cors(app, cors) if cors else app
     try:
         listener = _listen(args.host, args.port)
     except OSError as error:
@@ -184,6 +210,19 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
         return STARTUP_FAILURE
     port = listener.getsockname()[1]
     host = f"[{args.host}]" if ":" in args.host else args.host
+    # The stack, outermost first, each layer once: Cors (a preflight carries no token, and a
+    # 401 must be readable by the page too), then the resource server (no request reaches a
+    # bridge without a valid access token, and none reaches it with one), then the router.
+    guarded: Any = app
+    if args.auth_issuer is not None:
+        from rpcline.auth import ResourceServer
+
+        guarded = ResourceServer(
+            app, args.auth_issuer, f"http://{host}:{port}", audience=args.auth_audience,
+            scopes=args.auth_scope or (), introspection_url=args.auth_introspection_url,
+            client_id=os.environ.get(CLIENT_ID_VAR), client_secret=os.environ.get(SECRET_VAR),
+            public=HEALTH if args.health_public else (), log=_stderr)
+    served = bridge.Cors(guarded, cors) if cors else guarded
     if command:
         _stderr(f"listening on http://{host}:{port}/mcp for {' '.join(command)}")
     for name, spec in specs.items():
@@ -200,6 +239,34 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
         # here only where it was ignored (a background job of a script): say it all the same.
         return 128 + server.stopped_by
     return 0 if server.started else STARTUP_FAILURE
+
+
+def _auth_refused(args: argparse.Namespace) -> str | None:
+    """Why the --auth-* options cannot be served, or None."""
+    if args.token_env is not None:
+        return ("--token-env and --auth-issuer exclude each other: one static token, or "
+                "access tokens of an authorization server")
+    if args.auth_audience is None and not _loopback(args.host):
+        return (f"--auth-issuer binding {args.host}: name the URL clients reach with "
+                "--auth-audience (tokens are checked for it)")
+    if args.auth_introspection_url is not None and not (
+            os.environ.get(CLIENT_ID_VAR) and os.environ.get(SECRET_VAR)):
+        return (f"--auth-introspection-url needs the gateway's client credentials in "
+                f"{CLIENT_ID_VAR} and {SECRET_VAR}")
+    try:
+        import httpx  # noqa: F401
+        import jwt  # noqa: F401
+    except ImportError as missing:
+        return (f"--auth-issuer needs the auth extra ({missing.name} is missing): pip install "
+                "'rpcline[auth]'")
+    from rpcline._gateway.auth import check
+
+    try:  # as the middleware checks them, before anything starts
+        check(scopes=args.auth_scope or (), issuer=args.auth_issuer,
+              audience=args.auth_audience, introspection_url=args.auth_introspection_url)
+    except ValueError as error:
+        return f"--auth-*: {error}"
+    return None
 
 
 def _listen(host: str, port: int) -> socket.socket:

@@ -34,7 +34,7 @@ from rpcline._gateway.auth_introspect import Introspection
 from rpcline._gateway.auth_jwt import DEFAULT_SKEW, validate
 from rpcline._gateway.auth_keys import Keys
 
-__all__ = ("MAX_AUTHORIZATION_BYTES", "WELL_KNOWN", "ResourceServer")
+__all__ = ("MAX_AUTHORIZATION_BYTES", "WELL_KNOWN", "ResourceServer", "check")
 
 WELL_KNOWN: Final = "/.well-known/oauth-protected-resource"
 MAX_AUTHORIZATION_BYTES: Final = 16 * 1024  # a JWT is a few KiB; past this it is refused
@@ -62,19 +62,13 @@ class ResourceServer:
                  public: Iterable[str] = (), skew: float = DEFAULT_SKEW,
                  refetch_interval: float = 60.0, retry_after: float = 5.0,
                  log: Callable[[str], None] | None = None) -> None:
-        for name, url in (("issuer", issuer), ("resource", resource), ("audience", audience),
-                          ("introspection_url", introspection_url)):
-            if url is not None and not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", url):
-                raise ValueError(f"{name} must be an http(s) URL without query or fragment: "
-                                 f"{url!r}")
+        check(issuer=issuer, resource=resource, audience=audience,
+              introspection_url=introspection_url, scopes=scopes)
         self.app = app
         self.issuer = issuer
         self.resource = resource.rstrip("/")
         self.audience = audience
         self.scopes = tuple(dict.fromkeys(scopes))
-        for scope_name in self.scopes:
-            if not re.fullmatch(r"[\x21\x23-\x5b\x5d-\x7e]+", scope_name):
-                raise ValueError(f"not a scope token (RFC 6749 section 3.3): {scope_name!r}")
         self.public = frozenset(public)
         self.skew = skew
         self.log = log
@@ -162,6 +156,18 @@ class ResourceServer:
     async def aclose(self) -> None:
         """Close the connections to the authorization server."""
         await self.client.aclose()
+
+
+def check(*, scopes: Iterable[str] = (), **urls: str | None) -> None:
+    """ValueError unless each of ``urls`` (None aside) is an http(s) URL without query or
+    fragment and each of ``scopes`` a scope token (RFC 6749 section 3.3)."""
+    for name, url in urls.items():
+        if url is not None and not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", url):
+            raise ValueError(f"{name} must be an http(s) URL without query or fragment: "
+                             f"{url!r}")
+    for scope_name in scopes:
+        if not re.fullmatch(r"[\x21\x23-\x5b\x5d-\x7e]+", scope_name):
+            raise ValueError(f"not a scope token (RFC 6749 section 3.3): {scope_name!r}")
 
 
 def _bearer(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str, list[tuple[bytes, bytes]]]:
