@@ -442,3 +442,17 @@ def test_bad_urls_and_scopes_are_refused_at_once() -> None:
                                      **options}
         with pytest.raises(ValueError):
             ResourceServer(nothing, **arguments)
+
+
+def test_the_bridges_fair_limits_count_by_the_identity_not_the_address() -> None:
+    from rpcline._gateway import fair
+
+    def scope(subject: str, client: str = "c") -> dict[str, Any]:
+        return {"headers": [], "client": ("10.0.0.1", 1234), IDENTITY: Identity(
+            subject=subject, client_id=client, scopes=frozenset(), issuer="http://i")}
+
+    alice, bob = fair.stateless(scope("alice"), True), fair.stateless(scope("bob"), True)
+    assert alice.key != bob.key  # one address, two callers
+    assert fair.stateless(scope("alice"), False).key == alice.key
+    assert fair.stateless(scope("alice", "other-client"), True).key != alice.key
+    assert "alice" not in alice.shown

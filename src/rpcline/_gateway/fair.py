@@ -3,7 +3,8 @@
 A shared child serves every client, so one client must not take it all: past
 ``max_in_flight_per_client`` calls in flight, a client's next call is answered 429 (its
 others, and everyone else's, go on). A client is a 2025-era session; for a 2026-07-28
-request, the bearer token it carries, or else its address. Past ``max_waiting`` calls
+request, the caller an access token named (``rpcline.auth``'s identity), the bearer token it
+carries, or else its address. Past ``max_waiting`` calls
 waiting for a child (to start, or to take input), one more is answered 503: the bound that
 keeps a stuck server from gathering every request that comes.
 """
@@ -17,6 +18,7 @@ from typing import Final
 
 from rpcline._core.shared import RequestId
 from rpcline._gateway.asgi import Scope
+from rpcline._gateway.auth_identity import IDENTITY
 from rpcline._gateway.relay_lines import failure
 
 # Whole seconds, as HTTP wants them: a call in flight usually ends within one.
@@ -40,8 +42,15 @@ def session(session_id: str) -> Client:
 
 
 def stateless(scope: Scope, by_token: bool) -> Client:
-    """A 2026-07-28 request's client: its ``Authorization`` value when ``by_token`` and
-    present (a digest of it), else its peer's host (any port: one client, many sockets)."""
+    """A 2026-07-28 request's client: the caller an access token named (the resource
+    server's identity: its issuer, subject and client), else its ``Authorization`` value when
+    ``by_token`` and present (a digest of it), else its peer's host (any port: one client,
+    many sockets)."""
+    identity = scope.get(IDENTITY)
+    if identity is not None:
+        named = "\0".join((identity.issuer, identity.subject or "", identity.client_id or ""))
+        return Client(b"i" + hashlib.blake2b(named.encode(), key=_KEY, digest_size=16).digest(),
+                      "this caller")
     if by_token:
         value = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
         if value:
