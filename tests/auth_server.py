@@ -156,7 +156,8 @@ class AuthServer:
     def _app(self) -> Starlette:
         issuer = AnyHttpUrl(self.issuer)
         routes = [route for route in create_auth_routes(
-            self.provider, issuer, client_registration_options=ClientRegistrationOptions(
+            self.provider,  # type: ignore[arg-type]  # no identity-assertion grant here
+            issuer, client_registration_options=ClientRegistrationOptions(
                 enabled=True, valid_scopes=SCOPES, default_scopes=["mcp"]))
             if getattr(route, "path", "") != "/.well-known/oauth-authorization-server"]
         return Starlette(routes=[
@@ -190,7 +191,7 @@ class AuthServer:
             return JSONResponse({"error": "invalid_client"}, status_code=401)
         token = str((await request.form()).get("token", ""))
         try:
-            kid = jwt.get_unverified_header(token).get("kid")
+            kid = str(jwt.get_unverified_header(token).get("kid"))
             key, alg = self.keys[kid]
             claims = jwt.decode(token, key.public_key(), algorithms=[alg],
                                 options={"verify_aud": False}, issuer=self.issuer)

@@ -81,7 +81,7 @@ async def ask(app: ResourceServer, path: str = "/mcp", token: str | None = None,
     async def receive() -> dict[str, Any]:
         return {"type": "http.request", "body": b"{}", "more_body": False}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: Any) -> None:
         sent.append(message)
 
     await app({"type": "http", "method": method, "path": path, "root_path": "",

@@ -159,6 +159,7 @@ async def sdk_session(url: str, mode: str) -> tuple[str | None, list[str], str]:
     from mcp.client.auth import OAuthClientProvider
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+    from pydantic import AnyUrl
 
     redirected: list[AuthorizationCodeResult] = []
 
@@ -175,7 +176,7 @@ async def sdk_session(url: str, mode: str) -> tuple[str | None, list[str], str]:
 
     provider = OAuthClientProvider(
         server_url=url, client_metadata=OAuthClientMetadata(
-            redirect_uris=["http://127.0.0.1:9/callback"], client_name="rpcline-test",
+            redirect_uris=[AnyUrl("http://127.0.0.1:9/callback")], client_name="rpcline-test",
             grant_types=["authorization_code", "refresh_token"], response_types=["code"]),
         storage=Memory(), redirect_handler=redirect, callback_handler=callback)
     async with httpx2.AsyncClient(auth=provider, timeout=30) as http:

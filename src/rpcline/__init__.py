@@ -63,6 +63,7 @@ from rpcline._version import __version__ as __version__
 _SUBMODULES: frozenset[str] = frozenset(
     {
         "aio",
+        "auth",
         "bridge",
         "corpus",
         "http",
@@ -74,6 +75,7 @@ _SUBMODULES: frozenset[str] = frozenset(
 
 if TYPE_CHECKING:  # mypy sees the submodules as attributes, and no __getattr__ hiding typos
     from rpcline import aio as aio
+    from rpcline import auth as auth
     from rpcline import bridge as bridge
     from rpcline import corpus as corpus
     from rpcline import http as http

@@ -17,13 +17,17 @@ Needs the ``auth`` extra (PyJWT with cryptography, and httpx): ``pip install 'rp
 from __future__ import annotations
 
 try:
-    import httpx  # noqa: F401
-    import jwt  # noqa: F401
-except ImportError as missing:  # pragma: no cover - the extra is installed in CI
-    raise ImportError(f"rpcline.auth needs the auth extra ({missing.name} is missing): "
-                      "pip install 'rpcline[auth]'") from missing
+    import httpx as _httpx  # noqa: F401
+    import jwt as _jwt  # noqa: F401
+except ImportError as _missing:  # pragma: no cover - the extra is installed in CI
+    raise ImportError(f"rpcline.auth needs the auth extra ({_missing.name} is missing): "
+                      "pip install 'rpcline[auth]'") from _missing
 
 from rpcline._gateway.auth import MAX_AUTHORIZATION_BYTES, WELL_KNOWN, ResourceServer
 from rpcline._gateway.auth_identity import IDENTITY, Identity
 
 __all__ = ("IDENTITY", "MAX_AUTHORIZATION_BYTES", "WELL_KNOWN", "Identity", "ResourceServer")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -28,7 +28,13 @@ that exits fails its calls with -32000 and is started again. Logs go to stderr.
 Many servers: --config FILE (the "mcpServers" JSON of desktop clients and mcp-proxy) or
 --named-server NAME 'COMMAND ARGS' serves each at /servers/NAME/mcp, started at once;
 SIGHUP reads the config again. GET /healthz says the process serves, GET /readyz (200 or
-503) whether every server is."""
+503) whether every server is.
+
+Beyond loopback: --auth-issuer makes it an OAuth 2.1 resource server, as the MCP
+specification asks (docs/auth.md): resource metadata at /.well-known/oauth-protected-resource,
+401 with the challenge, access tokens checked for this server's audience and never passed
+to a child, 503 while the authorization server cannot be reached. The layers, outermost
+first: CORS, then the token check, then the servers."""
 
 STATUS = """\
 2  uvicorn is not installed, the command cannot be run, or the command line is wrong
@@ -52,6 +58,8 @@ def add_parser(commands: Any, positive: Any) -> None:
         epilog=epilog(STATUS, "rpcline serve -- python -m my_mcp_server",
                       "rpcline serve --config ~/.config/Claude/claude_desktop_config.json",
                       "rpcline serve --named-server time 'uvx mcp-server-time'",
+                      "rpcline serve --auth-issuer https://auth.example.com --auth-scope mcp "
+                      "--config mcp.json",
                       "rpcline serve --port 9000 --children 4 --request-timeout 60 -- "
                       "python -m my_mcp_server"),
     )
