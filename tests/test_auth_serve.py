@@ -72,6 +72,15 @@ def test_the_token_never_reaches_a_child_in_either_era(tmp_path: Path) -> None:
                                      "names": ["PEER_LOG"]}}})
             legacy = serve.post("/servers/peer/mcp", body, bearer(token, {**HEADERS, **session}))
             assert legacy.status_code == 200, legacy.text
+            # the session is alice's: another caller's valid token does not open it
+            bob = issuer.mint(sub="bob", client_id="c1", scope="mcp",
+                              aud=f"{url}/servers/peer/mcp")
+            stolen = serve.post("/servers/peer/mcp", body, bearer(bob, {**HEADERS, **session}))
+            assert stolen.status_code == 404, stolen.text
+            ended = httpx.delete(f"{url}/servers/peer/mcp", headers=bearer(bob, session))
+            assert ended.status_code == 404
+            again = serve.post("/servers/peer/mcp", body, bearer(token, {**HEADERS, **session}))
+            assert again.status_code == 200, again.text
             # 2026-07-28: one request
             body, headers = call_tool(2, "environment", {"names": ["PEER_LOG"]})
             modern = serve.post("/servers/peer/mcp", body, bearer(token, headers))

@@ -34,7 +34,8 @@ from rpcline._gateway.bridge_health import server_health
 from rpcline._gateway.bridge_http import (JSON, MCP, NAMED, Headers, accepts, answer_call,
                                           bearer_matches, content_type, is_exactly_json, logged,
                                           refuse, says_json, stream)
-from rpcline._gateway.bridge_sessions import LEVELS, Session, Sessions, param
+from rpcline._gateway.bridge_sessions import (LEVELS, Session, Sessions, owned_by, owner_of,
+                                              param)
 from rpcline._gateway.child import child_environment
 from rpcline._gateway.child_stderr import check as check_stderr
 from rpcline._gateway.cors import Cors
@@ -265,7 +266,8 @@ class StdioBridge:
         session = None
         if session_id is not None:
             session = self.sessions.find(session_id.decode("latin-1"))
-            if session is None:
+            # Another caller's session is answered as if it did not exist (the SDK's way).
+            if session is None or not owned_by(session, scope):
                 return await refuse(send, 404, "Not Found: Invalid or expired session ID")
         method = scope["method"]
         if method == "POST":
@@ -393,7 +395,7 @@ class StdioBridge:
         if session is None:
             if r.method != "initialize" or r.kind != "request":
                 return await refuse(send, 400, "Bad Request: Missing session ID")
-            return await self._initialize(r, receive, send)
+            return await self._initialize(r, receive, send, owner_of(scope))
         header = [(SESSION_HEADER, session.id.encode())]
         if r.method == "initialize" and r.kind == "request":
             # Again, in a session: the SDK's server negotiates anew for that session alone.
@@ -424,7 +426,8 @@ class StdioBridge:
             if type(uri) is str:
                 session.subscriptions.add(uri)
 
-    async def _initialize(self, r: rpcline.Route, receive: Receive, send: Send) -> None:
+    async def _initialize(self, r: rpcline.Route, receive: Receive, send: Send,
+                          owner: tuple[str, str | None, str | None] | None) -> None:
         """A new session: answered from the handshake the bridge made with a legacy child."""
         answer = await self._handshake_answer(r)
         if self.initialized is None:  # no child answered: the failure, and no session
@@ -432,6 +435,7 @@ class StdioBridge:
         session = self.sessions.new()
         if session is None:
             return await refuse(send, 503, "Too many open sessions", code=-32603)
+        session.owner = owner
         header = [(SESSION_HEADER, session.id.encode())]
         await respond(send, 200, answer, [JSON, *header])
 

@@ -18,6 +18,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any, Final
 
+from rpcline._gateway.auth_identity import IDENTITY
 from rpcline._gateway.bridge_lines import param
 from rpcline._gateway.shared_child import Call
 
@@ -28,10 +29,13 @@ LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "ale
 class Session:
     """One ``Mcp-Session-Id``: its GET stream's mailbox, its calls, what it asked for."""
 
-    __slots__ = ("id", "mailbox", "streaming", "calls", "subscriptions", "level")
+    __slots__ = ("id", "mailbox", "streaming", "calls", "subscriptions", "level", "owner")
 
     def __init__(self, id: str) -> None:
         self.id = id
+        # Who opened it, when a resource server named the caller (``owner_of``): only that
+        # caller may use it, as the SDK binds a session to the credential that created it.
+        self.owner: tuple[str, str | None, str | None] | None = None
         self.mailbox = Call(None)  # notifications for its GET stream, bounded as progress is
         self.streaming = False  # a GET stream is open (one at most, as the SDK allows)
         self.calls: dict[Any, Call] = {}  # in flight, by the session's own id
@@ -42,6 +46,22 @@ class Session:
         if self.level is None or level not in LEVELS:
             return True
         return LEVELS.index(level) >= LEVELS.index(self.level)
+
+
+def owner_of(scope: Any) -> tuple[str, str | None, str | None] | None:
+    """The caller ``rpcline.auth`` named in ``scope`` (issuer, subject, client), or None."""
+    identity = scope.get(IDENTITY)
+    return None if identity is None else (identity.issuer, identity.subject, identity.client_id)
+
+
+def owned_by(session: Session, scope: Any) -> bool:
+    """Whether the request of ``scope`` may use ``session``: its owner's, or a session this
+    bridge did not open (another instance with the key did), bound now to this caller."""
+    caller = owner_of(scope)
+    if session.owner is None:
+        session.owner = caller
+        return True
+    return session.owner == caller
 
 
 class Sessions:
