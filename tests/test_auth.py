@@ -456,3 +456,21 @@ def test_the_bridges_fair_limits_count_by_the_identity_not_the_address() -> None
     assert fair.stateless(scope("alice"), False).key == alice.key
     assert fair.stateless(scope("alice", "other-client"), True).key != alice.key
     assert "alice" not in alice.shown
+
+
+@pytest.mark.anyio
+async def test_accepted_tokens_are_kept_unless_told_not_to(issuer: AuthServer) -> None:
+    for max_age, asked in ((300.0, 1), (0.0, 3)):
+        app, _ = gateway(issuer, introspection_url=issuer.issuer + "/introspect",
+                         client_id=INTROSPECTOR[0], client_secret=INTROSPECTOR[1],
+                         cache_max_age=max_age)
+        token = issuer.mint(sub="dave", aud=RESOURCE)
+        before = issuer.introspections
+        for _ in range(3):
+            assert (await ask(app, token=token))[0] == 200
+        assert issuer.introspections - before == asked
+        assert len(app.accepted) <= 1  # one token, one entry; none for refusals
+        for n in range(20):
+            assert (await ask(app, token=f"made-up-{n}"))[0] == 401
+        assert len(app.accepted) <= 1
+        await app.aclose()

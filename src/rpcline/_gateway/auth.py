@@ -29,6 +29,7 @@ import httpx
 import orjson
 
 from rpcline._gateway.asgi import ASGIApp, Message, Receive, Scope, Send, respond
+from rpcline._gateway.auth_cache import DEFAULT_MAX_AGE, TokenCache
 from rpcline._gateway.auth_identity import IDENTITY, Identity, Refused, Unavailable
 from rpcline._gateway.auth_introspect import Introspection
 from rpcline._gateway.auth_jwt import DEFAULT_SKEW, validate
@@ -53,14 +54,17 @@ class ResourceServer:
     ``introspection_url`` (with ``client_id`` and ``client_secret``): judge tokens by RFC
     7662 introspection instead of as JWTs against the issuer's JWKS. ``refetch_interval``:
     the least time between two JWKS fetches; ``retry_after``: how long an unreachable
-    issuer is not asked again (the ``Retry-After`` of the 503). ``log``: one line per
-    failure to reach the issuer (never a token)."""
+    issuer is not asked again (the ``Retry-After`` of the 503). ``cache_max_age``: the
+    longest an accepted token is taken again without a new check (until its ``exp``
+    otherwise; 0: every request checked). ``log``: one line per failure to reach the
+    issuer (never a token)."""
 
     def __init__(self, app: ASGIApp, issuer: str, resource: str, *, audience: str | None = None,
                  scopes: Iterable[str] = (), introspection_url: str | None = None,
                  client_id: str | None = None, client_secret: str | None = None,
                  public: Iterable[str] = (), skew: float = DEFAULT_SKEW,
                  refetch_interval: float = 60.0, retry_after: float = 5.0,
+                 cache_max_age: float = DEFAULT_MAX_AGE,
                  log: Callable[[str], None] | None = None) -> None:
         check(issuer=issuer, resource=resource, audience=audience,
               introspection_url=introspection_url, scopes=scopes)
@@ -76,6 +80,7 @@ class ResourceServer:
                                         trust_env=False)
         self.keys = Keys(issuer, self.client, refetch_interval=refetch_interval,
                          retry_after=retry_after, log=log)
+        self.accepted = TokenCache(max_age=cache_max_age)
         self.introspection: Introspection | None = None
         if introspection_url is not None:
             if not client_id or not client_secret:
@@ -112,9 +117,17 @@ class ResourceServer:
         await self.app({**scope, "headers": headers, IDENTITY: identity}, receive, send)
 
     async def _judge(self, token: str, audience: str) -> Identity:
+        """The caller ``token`` names for ``audience``: kept from its last acceptance, or
+        judged now (and kept)."""
+        identity = self.accepted.get(token, audience)
+        if identity is not None:
+            return identity
         if self.introspection is not None:
-            return await self.introspection.validate(token, audience)
-        return await validate(token, self.keys, audience, self.skew)
+            identity = await self.introspection.validate(token, audience)
+        else:
+            identity = await validate(token, self.keys, audience, self.skew)
+        self.accepted.put(token, audience, identity, self.skew)
+        return identity
 
     def _audience(self, path: str) -> str:
         return self.audience if self.audience is not None else self.resource + path

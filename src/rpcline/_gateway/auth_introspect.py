@@ -3,17 +3,13 @@ introspection, the gateway authenticating as a confidential client (HTTP Basic).
 
 An ``active`` answer is accepted only if its ``iss`` (when given) is the issuer, its ``aud``
 holds this resource (required: an answer that names no audience may be another server's
-token), and ``exp`` is not past. Accepted answers are kept until the token's ``exp`` (or
-``max_age``, whichever comes first), at most ``max_entries`` of them, keyed by a digest of the
-token (never the token); refusals are not kept, so a token that becomes valid is not held up.
+token), and ``exp`` is not past. The resource server keeps accepted answers
+(``auth_cache``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
-from collections import OrderedDict
-from typing import Final
 
 import httpx
 
@@ -21,39 +17,25 @@ from rpcline._gateway.auth_fetch import get_json
 from rpcline._gateway.auth_identity import Identity, Refused
 from rpcline._gateway.auth_jwt import DEFAULT_SKEW, identity_of
 
-__all__ = ("DEFAULT_MAX_ENTRIES", "Introspection")
-
-DEFAULT_MAX_ENTRIES: Final = 10_000
+__all__ = ("Introspection",)
 
 
 class Introspection:
     """Tokens judged by ``url`` for ``issuer``, with ``client_id`` and ``secret``."""
 
     def __init__(self, url: str, issuer: str, client_id: str, secret: str,
-                 client: httpx.AsyncClient, *, retry_after: float = 5.0, max_age: float = 300.0,
-                 max_entries: int = DEFAULT_MAX_ENTRIES, skew: float = DEFAULT_SKEW) -> None:
+                 client: httpx.AsyncClient, *, retry_after: float = 5.0,
+                 skew: float = DEFAULT_SKEW) -> None:
         self.url = url
         self.issuer = issuer
         self._credentials = (client_id, secret)
         self.client = client
         self.retry_after = retry_after
-        self.max_age = max_age
-        self.max_entries = max_entries
         self.skew = skew
         self.calls = 0  # introspection requests made, for tests and operators
-        self._cache: OrderedDict[bytes, tuple[float, str, Identity]] = OrderedDict()
 
     async def validate(self, token: str, audience: str) -> Identity:
         """``token``'s Identity for ``audience``, or Refused / Unavailable."""
-        digest = hashlib.sha256(token.encode()).digest()
-        now = time.time()
-        kept = self._cache.get(digest)
-        if kept is not None:
-            until, for_audience, identity = kept
-            if now < until and for_audience == audience:
-                self._cache.move_to_end(digest)
-                return identity
-            del self._cache[digest]
         self.calls += 1
         answer = await get_json(self.client, self.url, self.retry_after,
                                 data={"token": token, "token_type_hint": "access_token"},
@@ -68,16 +50,10 @@ class Introspection:
         audiences = [aud] if isinstance(aud, str) else aud if isinstance(aud, list) else []
         if audience not in audiences:
             raise Refused("the token is not for this resource (aud)")
+        now = time.time()
         exp, nbf = answer.get("exp"), answer.get("nbf")
         if isinstance(exp, (int, float)) and exp + self.skew < now:
             raise Refused("the token has expired")
         if isinstance(nbf, (int, float)) and nbf - self.skew > now:
             raise Refused("the token is not valid yet")
-        identity = identity_of(answer, self.issuer)
-        until = now + self.max_age
-        if isinstance(exp, (int, float)):
-            until = min(until, exp + self.skew)
-        self._cache[digest] = (until, audience, identity)
-        while len(self._cache) > self.max_entries:
-            self._cache.popitem(last=False)
-        return identity
+        return identity_of(answer, self.issuer)
