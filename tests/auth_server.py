@@ -17,13 +17,19 @@ import socket
 import threading
 import time
 import uuid
-from typing import Any
+from typing import Any, Self
 
 import jwt
 import uvicorn
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from mcp.server.auth.provider import (AccessToken, AuthorizationCode, AuthorizationParams,
-                                      RefreshToken, TokenError, construct_redirect_uri)
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    RefreshToken,
+    TokenError,
+    construct_redirect_uri,
+)
 from mcp.server.auth.routes import create_auth_routes
 from mcp.server.auth.settings import ClientRegistrationOptions
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
@@ -201,7 +207,7 @@ class AuthServer:
 
     # --- serving --------------------------------------------------------------------------------
 
-    def start(self) -> AuthServer:
+    def start(self) -> Self:
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind(("127.0.0.1", self.port))
@@ -222,7 +228,7 @@ class AuthServer:
             self._thread.join(10)
             self._server = self._thread = None
 
-    def __enter__(self) -> AuthServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

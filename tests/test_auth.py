@@ -152,7 +152,7 @@ async def test_no_token_is_401_with_the_challenge_on_every_path_and_method(
 
 @pytest.mark.anyio
 async def test_public_paths_pass_without_a_token(issuer: AuthServer) -> None:
-    app, inner = gateway(issuer, public=("/healthz",))
+    app, _ = gateway(issuer, public=("/healthz",))
     assert (await ask(app, "/healthz", method="GET"))[0] == 200
     assert (await ask(app, "/readyz", method="GET"))[0] == 401
     await app.aclose()
@@ -182,11 +182,11 @@ async def test_a_valid_token_reaches_the_app_as_an_identity_without_its_header(
 @pytest.mark.anyio
 async def test_an_es256_issuer_and_an_audience_for_all_endpoints() -> None:
     with AuthServer(alg="ES256") as es:
-        app, inner = gateway(es, audience=BASE)
+        app, _ = gateway(es, audience=BASE)
         token = es.mint(sub="bob", aud=BASE)
         assert (await ask(app, "/servers/x/mcp", token=token))[0] == 200
         assert (await ask(app, "/mcp", token=token))[0] == 200
-        status, _, body = await ask(app, "/.well-known/oauth-protected-resource/mcp",
+        _, _, body = await ask(app, "/.well-known/oauth-protected-resource/mcp",
                                     method="GET")
         assert json.loads(body)["resource"] == BASE
         await app.aclose()
@@ -306,7 +306,7 @@ async def test_a_flood_of_unknown_kids_fetches_the_jwks_at_most_once_per_interva
     import anyio
 
     with AuthServer() as fresh:
-        app, inner = gateway(fresh, refetch_interval=1.0)
+        app, _ = gateway(fresh, refetch_interval=1.0)
         assert (await ask(app, token=fresh.mint(aud=RESOURCE)))[0] == 200
         assert fresh.jwks_fetches == 1
         with AuthServer() as stranger:  # a real key, just not this issuer's
@@ -332,7 +332,7 @@ async def test_a_rotated_key_is_accepted_once_the_jwks_is_fetched_again() -> Non
     import anyio
 
     with AuthServer() as rotating:
-        app, inner = gateway(rotating, refetch_interval=0.3)
+        app, _ = gateway(rotating, refetch_interval=0.3)
         assert (await ask(app, token=rotating.mint(aud=RESOURCE)))[0] == 200
         old = rotating.kid
         rotating.rotate()

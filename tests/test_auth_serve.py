@@ -133,7 +133,7 @@ def test_auth_options_that_cannot_be_served_are_usage_errors(options: list[str],
     env = {k: v for k, v in os.environ.items() if not k.startswith("RPCLINE_AUTH_")}
     done = subprocess.run([sys.executable, "-m", "rpcline", "serve", "--port", "0",
                            "--auth-issuer", "http://127.0.0.1:1", *options, "--", *PEER.split()],
-                          capture_output=True, text=True, timeout=60, env=env)
+                          capture_output=True, text=True, timeout=60, env=env, check=False)
     assert done.returncode == 2, done.stderr
     assert said in done.stderr
 
@@ -188,13 +188,12 @@ async def sdk_session(url: str, mode: str) -> tuple[str | None, list[str], str]:
             redirect_uris=[AnyUrl("http://127.0.0.1:9/callback")], client_name="rpcline-test",
             grant_types=["authorization_code", "refresh_token"], response_types=["code"]),
         storage=Memory(), redirect_handler=redirect, callback_handler=callback)
-    async with httpx2.AsyncClient(auth=provider, timeout=30) as http:
-        async with mcp.Client(streamable_http_client(url, http_client=http),
-                              mode=mode) as client:
-            tools = await client.list_tools()
-            echoed = await client.call_tool("echo", {"text": "through the gateway"})
-            text = echoed.content[0].text  # type: ignore[union-attr]
-            return client.protocol_version, [tool.name for tool in tools.tools], text
+    async with httpx2.AsyncClient(auth=provider, timeout=30) as http, \
+            mcp.Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+        tools = await client.list_tools()
+        echoed = await client.call_tool("echo", {"text": "through the gateway"})
+        text = echoed.content[0].text  # type: ignore[union-attr]
+        return client.protocol_version, [tool.name for tool in tools.tools], text
 
 
 @pytest.mark.parametrize("validation", ["jwt", "introspection"])
