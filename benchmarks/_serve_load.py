@@ -42,8 +42,10 @@ HANDSHAKE = "2025-11-25"
 MODERN = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientCapabilities": {}}  # fmt: skip
-# The path served: a named server's (benchmarks/serve_named.py) instead of /mcp.
+# The path served: a named server's (benchmarks/serve_named.py) instead of /mcp; and an
+# Authorization header every request carries (benchmarks/serve_auth.py).
 PATH = os.environ.get("RPCLINE_BENCH_PATH", "/mcp")
+AUTHORIZATION = os.environ.get("RPCLINE_BENCH_AUTHORIZATION")
 ID_BASE = 10**9  # ids 10**9 + n: the same width for the first 9*10**9 calls
 
 
@@ -58,7 +60,8 @@ def cpu_seconds(pid: int) -> float:
 def post(port: int, body: bytes, headers: dict[str, str]) -> bytes:
     head = [f"POST {PATH} HTTP/1.1", f"Host: 127.0.0.1:{port}", "Content-Type: application/json",
             "Accept: application/json, text/event-stream", f"Content-Length: {len(body)}",
-            *(f"{k}: {v}" for k, v in headers.items())]
+            *(f"{k}: {v}" for k, v in headers.items()),
+            *([f"Authorization: {AUTHORIZATION}"] if AUTHORIZATION else [])]
     return ("\r\n".join(head) + "\r\n\r\n").encode() + body
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import os
 import sys
 import tempfile
 import time
@@ -26,6 +25,7 @@ from pathlib import Path
 
 import serve
 from _serve_load import cpu_seconds
+from _serve_variants import Variant, measure, options, table
 
 from rpcline._build_info import describe
 
@@ -56,52 +56,31 @@ def readyz_cpu(port: int, pid: int, requests: int) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=3.0)
-    parser.add_argument("--warm", type=float, default=1.0)
-    parser.add_argument("--clients", type=int, default=16)
+    options(parser)
     parser.add_argument("--servers", type=int, default=10)
     args = parser.parse_args()
     print(f"measuring {describe()}")
     folder = Path(tempfile.mkdtemp(prefix="rpcline-named-bench-"))
     serve.LOGS = folder
-    gateways = {"alone": (serve.gateways(argparse.Namespace(
-        gateways=[serve.RPCLINE], mcp_proxy="", fastmcp_python=""))[serve.RPCLINE], "/mcp"),
-        "named": (named(args.servers, folder / "ten.json"), f"/servers/{TARGET}/mcp")}
-    one = named(1, folder / "one.json")
-    runs: dict[tuple[str, str], list[dict[str, object]]] = {}
-    readyz, rss = [], []
-    for round in range(args.rounds):
-        for name in serve.rotated(list(gateways), round):
-            gateway, path = gateways[name]
-            os.environ["RPCLINE_BENCH_PATH"] = path  # read by the load generator
-            with serve.running(gateway, CHILD) as (port, process):
-                for era in gateway.eras:
-                    deadline = time.monotonic() + 30
-                    while not serve.ready(port, era, [process.pid]):
-                        assert time.monotonic() < deadline, f"{name} answers no {era} call"
-                        time.sleep(0.2)
-                    runs.setdefault((name, era), []).append(serve.load(
-                        port, era, args.clients, args.warm, args.seconds, [process.pid]))
-                if name == "named":
-                    readyz.append(readyz_cpu(port, process.pid, 1000))
-        for gateway, count in ((gateways["named"][0], args.servers), (one, 1)):
-            with serve.running(gateway, CHILD) as (port, process):
+    readyz: list[float] = []
+    alone = serve.Gateway("alone", serve.PYTHON, ("2025", "2026"), lambda port, child: [
+        serve.PYTHON, "-m", "rpcline", "serve", "--port", str(port), "--", *child])
+    variants = {
+        "alone": Variant(alone),
+        f"named ({args.servers})": Variant(
+            named(args.servers, folder / "many.json"), f"/servers/{TARGET}/mcp",
+            after=lambda port, pid: readyz.append(readyz_cpu(port, pid, 1000)))}
+    runs = measure(variants, args, CHILD)
+    rss = []
+    for _ in range(args.rounds):
+        for count in (args.servers, 1):
+            with serve.running(named(count, folder / f"{count}.json"), CHILD) as (port, process):
                 time.sleep(2)  # every server warmed: its child started and probed
                 children = [serve.rss_kb(pid) for pid in serve.descendants(process.pid)]
                 rss.append((count, serve.rss_kb(process.pid), sum(children) / len(children)))
-        print(f"round {round + 1} of {args.rounds} done", file=sys.stderr, flush=True)
-    os.environ.pop("RPCLINE_BENCH_PATH", None)
     print(f"the same fast child alone at /mcp and as {TARGET} of {args.servers} named servers, "
           f"{args.clients} clients, {args.rounds} interleaved rounds, medians")
-    print(f"{'era':6} {'alone calls/s':>14} {'named calls/s':>14} {'ratio':>7} "
-          f"{'alone CPU us':>13} {'named CPU us':>13} {'ratio':>7}")
-    for era in ("2025", "2026"):
-        alone, by_name = serve.figures(runs[("alone", era)]), serve.figures(runs[("named", era)])
-        assert alone and by_name, runs
-        print(f"{era:6} {alone['rate']:14.0f} {by_name['rate']:14.0f} "
-              f"{by_name['rate'] / alone['rate']:6.2f}x {alone['cpu']:13.1f} "
-              f"{by_name['cpu']:13.1f} {by_name['cpu'] / alone['cpu']:6.2f}x")
+    table(runs, list(variants))
     print(f"GET /readyz with {args.servers} servers: "
           f"{serve.median(readyz) * 1e6:.0f} us of the gateway's CPU (median of rounds)")
     many = serve.median([kb for count, kb, _ in rss if count == args.servers])
