@@ -29,7 +29,7 @@ import httpx
 import orjson
 
 from rpcline._gateway.asgi import ASGIApp, Message, Receive, Scope, Send, respond
-from rpcline._gateway.auth_cache import DEFAULT_MAX_AGE, TokenCache
+from rpcline._gateway.auth_cache import DEFAULT_MAX_AGE, TokenCache, digest
 from rpcline._gateway.auth_identity import IDENTITY, Identity, Refused, Unavailable
 from rpcline._gateway.auth_introspect import Introspection
 from rpcline._gateway.auth_jwt import DEFAULT_SKEW, validate
@@ -101,8 +101,8 @@ class ResourceServer:
         if path in self.public:
             return await self.app(scope, receive, send)
         try:
-            token, headers = _bearer(scope["headers"])
-            identity = await self._judge(token, self._audience(path))
+            value, headers = _authorization(scope["headers"])
+            identity = await self._judge(value, self._audience(path))
         except Refused as refused:
             return await self._refuse(send, path, refused)
         except Unavailable as down:
@@ -116,17 +116,19 @@ class ResourceServer:
                 "Required scope: " + " ".join(missing), "insufficient_scope", 403))
         await self.app({**scope, "headers": headers, IDENTITY: identity}, receive, send)
 
-    async def _judge(self, token: str, audience: str) -> Identity:
-        """The caller ``token`` names for ``audience``: kept from its last acceptance, or
-        judged now (and kept)."""
-        identity = self.accepted.get(token, audience)
+    async def _judge(self, authorization: bytes, audience: str) -> Identity:
+        """The caller the ``Authorization`` value names for ``audience``: kept from its last
+        acceptance (the header exactly as then: no parse again), or judged now (and kept)."""
+        key = digest(authorization)
+        identity = self.accepted.get(key, audience)
         if identity is not None:
             return identity
+        token = _bearer(authorization)
         if self.introspection is not None:
             identity = await self.introspection.validate(token, audience)
         else:
             identity = await validate(token, self.keys, audience, self.skew)
-        self.accepted.put(token, audience, identity, self.skew)
+        self.accepted.put(key, audience, identity, self.skew)
         return identity
 
     def _audience(self, path: str) -> str:
@@ -183,9 +185,10 @@ def check(*, scopes: Iterable[str] = (), **urls: str | None) -> None:
             raise ValueError(f"not a scope token (RFC 6749 section 3.3): {scope_name!r}")
 
 
-def _bearer(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str, list[tuple[bytes, bytes]]]:
-    """The bearer token of ``headers`` and the headers without ``Authorization``; Refused
-    when there is none, more than one, or one oversized or malformed."""
+def _authorization(headers: Iterable[tuple[bytes, bytes]],
+                   ) -> tuple[bytes, list[tuple[bytes, bytes]]]:
+    """The ``Authorization`` value of ``headers`` and the headers without it; Refused when
+    there is none, more than one, or one oversized."""
     values = [value for key, value in headers if key == b"authorization"]
     if not values:
         raise Refused("Authentication required")
@@ -194,10 +197,15 @@ def _bearer(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str, list[tuple[byt
     value = values[0]
     if len(value) > MAX_AUTHORIZATION_BYTES:
         raise Refused("the Authorization header is too long")
+    return value, [(key, value) for key, value in headers if key != b"authorization"]
+
+
+def _bearer(value: bytes) -> str:
+    """The bearer token of an ``Authorization`` value; Refused when malformed."""
     scheme, _, token = value.decode("latin-1").strip().partition(" ")
     if scheme.lower() != "bearer":
         raise Refused("the Authorization scheme is not Bearer")
     token = token.strip(" ")
     if not _TOKEN.fullmatch(token):
         raise Refused("the bearer token is malformed")
-    return token, [(key, value) for key, value in headers if key != b"authorization"]
+    return token
