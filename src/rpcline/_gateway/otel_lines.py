@@ -1,0 +1,203 @@
+"""What tracing reads from a routed line and writes into it, without decoding ``params``.
+
+A ``Route`` knows where ``params``, ``result`` and ``error`` are; the members read here
+(``params.name``, ``params.uri``, ``params._meta.traceparent``, ``result.isError``,
+``error.code``) are found by walking those objects' members, skipping every value but the
+one wanted (the line was validated by ``route``, so the walk needs no checks). The W3C
+trace context goes toward a child spliced into ``params._meta`` as ``Route.with_id``
+splices an id: the rest of the line stays the bytes the caller sent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Final
+
+import orjson
+
+from rpcline._core.route import Route
+
+Span = tuple[int, int]
+
+_WHITESPACE: Final = re.compile(rb"[ \t\n\r]*")
+_STRING_REST: Final = re.compile(rb'(?:[^"\\]|\\.)*"', re.S)
+_STRUCTURE: Final = re.compile(rb'["{}\[\]]')
+_SCALAR: Final = re.compile(rb"[^,}\] \t\n\r]*")
+# The members that name a call's target, by method (the span name's and the attributes').
+TARGETS: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+                  "resources/subscribe": "uri", "resources/unsubscribe": "uri"}
+TRACE_KEYS: Final = ("traceparent", "tracestate")
+
+
+def _ws(data: bytes, p: int) -> int:
+    return _WHITESPACE.match(data, p).end()  # type: ignore[union-attr]
+
+
+def _string_end(data: bytes, p: int) -> int:
+    return _STRING_REST.match(data, p + 1).end()  # type: ignore[union-attr]
+
+
+def _value_end(data: bytes, p: int) -> int:
+    c = data[p]
+    if c == 0x22:
+        return _string_end(data, p)
+    if c != 0x7B and c != 0x5B:
+        return _SCALAR.match(data, p).end()  # type: ignore[union-attr]
+    depth = 0
+    while True:
+        q = _STRUCTURE.search(data, p).start()  # type: ignore[union-attr]
+        c = data[q]
+        if c == 0x22:
+            p = _string_end(data, q)
+            continue
+        depth += 1 if c == 0x7B or c == 0x5B else -1
+        p = q + 1
+        if depth == 0:
+            return p
+
+
+def string(data: bytes, span: Span) -> str:
+    """The str of a validated JSON string at ``span`` (quotes included)."""
+    start, end = span
+    raw = data[start + 1:end - 1]
+    if 0x5C not in raw:
+        return raw.decode()
+    text: str = orjson.loads(data[start:end])
+    return text
+
+
+def members(data: bytes, span: Span) -> list[tuple[str, Span]]:
+    """Each member of the validated object at ``span``: its name, decoded, and its value's
+    span, in order (duplicates kept; a JSON parser keeps the last)."""
+    found: list[tuple[str, Span]] = []
+    p = _ws(data, span[0] + 1)
+    if data[p] == 0x7D:
+        return found
+    while True:
+        name_end = _string_end(data, p)
+        name = string(data, (p, name_end))
+        start = _ws(data, _ws(data, name_end) + 1)  # past the colon
+        p = _value_end(data, start)
+        found.append((name, (start, p)))
+        p = _ws(data, p)
+        if data[p] == 0x7D:
+            return found
+        p = _ws(data, p + 1)
+
+
+def member(data: bytes, span: Span | None, name: str) -> Span | None:
+    """The span of the object at ``span``'s last ``name`` member (None: absent)."""
+    if span is None or data[span[0]] != 0x7B:
+        return None
+    found = None
+    for key, value in members(data, span):
+        if key == name:
+            found = value
+    return found
+
+
+def line_of(r: Route) -> bytes:
+    line = r.line
+    if type(line) is bytes:
+        return line
+    assert type(line) is str
+    return line.encode()
+
+
+def target(r: Route) -> str | None:
+    """``params.name`` of a ``tools/call`` or ``prompts/get``, ``params.uri`` of a resource
+    request, when it is a string; else None."""
+    key = TARGETS.get(r.method) if r.method is not None else None
+    if key is None or r.params_span is None:
+        return None
+    data = line_of(r)
+    span = member(data, r.params_span, key)
+    return string(data, span) if span is not None and data[span[0]] == 0x22 else None
+
+
+def trace_context(r: Route) -> dict[str, str]:
+    """``traceparent`` and ``tracestate`` of ``params._meta``, those that are strings."""
+    if r.params_span is None:
+        return {}
+    data = line_of(r)
+    meta = member(data, r.params_span, "_meta")
+    if meta is None or data[meta[0]] != 0x7B:
+        return {}
+    found = {}
+    for key, span in members(data, meta):
+        if key in TRACE_KEYS:
+            if data[span[0]] == 0x22:
+                found[key] = string(data, span)
+            else:
+                found.pop(key, None)
+    return found
+
+
+def error_code(r: Route) -> int | None:
+    """The ``error.code`` of a response, when it is an integer."""
+    if r.error_span is None:
+        return None
+    data = line_of(r)
+    span = member(data, r.error_span, "code")
+    if span is None:
+        return None
+    try:
+        code = orjson.loads(data[span[0]:span[1]])
+    except orjson.JSONDecodeError:
+        return None
+    return code if type(code) is int else None
+
+
+def is_tool_error(r: Route) -> bool:
+    """Whether a response's ``result.isError`` is ``true``."""
+    data = line_of(r)
+    span = member(data, r.result_span, "isError")
+    return span is not None and data[span[0]:span[1]] == b"true"
+
+
+def splice_meta(r: Route, entries: Mapping[str, str]) -> bytes:
+    """The request's line with ``entries`` in ``params._meta`` (their values replaced where
+    present, every duplicate of the key included; ``params`` and ``_meta`` added where
+    absent), every other byte as it was. A ``_meta`` or ``params`` that is not an object
+    is left alone (the child refuses that line either way)."""
+    data = line_of(r)
+    if not entries:
+        return data
+    if r.params_span is None:
+        at = data.rindex(b"}")
+        return b"".join((data[:at], b',"params":{"_meta":', _object(entries), b"}", data[at:]))
+    params = r.params_span
+    if data[params[0]] != 0x7B:
+        return data
+    meta = member(data, params, "_meta")
+    if meta is None:
+        return _insert(data, params, b'"_meta":' + _object(entries))
+    if data[meta[0]] != 0x7B:
+        return data
+    pieces: list[bytes] = []
+    at = meta[0]
+    new = dict(entries)
+    for key, span in members(data, meta):
+        if key in entries:
+            pieces += (data[at:span[0]], orjson.dumps(entries[key]))
+            at = span[1]
+            new.pop(key, None)
+    pieces.append(data[at:])
+    spliced = data[:meta[0]] + b"".join(pieces)
+    if not new:
+        return spliced
+    # The meta object starts at the same offset: insert the rest at its front.
+    end = meta[0] + (len(spliced) - len(data)) + (meta[1] - meta[0])
+    return _insert(spliced, (meta[0], end), _object(new)[1:-1])
+
+
+def _insert(data: bytes, span: Span, text: bytes) -> bytes:
+    """``text`` (members) first in the object at ``span``."""
+    inner = _ws(data, span[0] + 1)
+    comma = b"" if data[inner] == 0x7D else b","
+    return b"".join((data[:span[0] + 1], text, comma, data[span[0] + 1:]))
+
+
+def _object(entries: Mapping[str, str]) -> bytes:
+    return orjson.dumps(dict(entries))
