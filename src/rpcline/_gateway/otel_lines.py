@@ -201,3 +201,43 @@ def _insert(data: bytes, span: Span, text: bytes) -> bytes:
 
 def _object(entries: Mapping[str, str]) -> bytes:
     return orjson.dumps(dict(entries))
+
+
+def span_name(method: str, target: str | None) -> str:
+    """``{mcp.method.name} {target}``: the target a tool's or a prompt's name only."""
+    return f"{method} {target}" if target is not None and method in NAMED_SPANS else method
+
+
+NAMED_SPANS: Final = ("tools/call", "prompts/get")
+Attributes = dict[str, "str | int"]
+
+
+def attributes(method: str, target: str | None, request_id: object | None = None, *,
+               protocol_version: str | None = None, session_id: str | None = None,
+               transport: str | None = None, client_address: str | None = None,
+               client_port: int | None = None) -> Attributes:
+    """The MCP semantic conventions' attributes of one request (``jsonrpc.request.id`` as
+    the SDK writes it, a string)."""
+    found: Attributes = {"mcp.method.name": method}
+    if request_id is not None:
+        found["jsonrpc.request.id"] = str(request_id)
+    if target is not None:
+        if method == "tools/call":
+            found["gen_ai.tool.name"] = target
+        elif method == "prompts/get":
+            found["gen_ai.prompt.name"] = target
+        elif method.startswith("resources/"):
+            found["mcp.resource.uri"] = target
+    if method == "tools/call":
+        found["gen_ai.operation.name"] = "execute_tool"
+    if protocol_version is not None:
+        found["mcp.protocol.version"] = protocol_version
+    if session_id is not None:
+        found["mcp.session.id"] = session_id
+    if transport is not None:
+        found["network.transport"] = transport
+    if client_address is not None:
+        found["client.address"] = client_address
+    if client_port is not None:
+        found["client.port"] = client_port
+    return found

@@ -1,0 +1,133 @@
+"""The OpenTelemetry adapter: ``observe.Hooks`` that make spans and metrics of each call.
+
+A SERVER span toward the client (its parent the W3C context in ``params._meta``, else in
+the HTTP headers) and a CLIENT span toward the child under it, named ``{mcp.method.name}
+{target}``, with the MCP semantic conventions' attributes; the CLIENT span's context is
+what ``child_meta`` gives the bridge to splice into ``params._meta``, so the child's own
+spans nest under it. Metrics: ``mcp.server.operation.duration`` and
+``mcp.client.operation.duration`` (seconds, the conventions' buckets), and the gateway's
+own counters. Only the OpenTelemetry API is used: the providers are the caller's (the
+global ones unless given).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import SimpleNamespace
+from typing import Any, Final
+
+from opentelemetry import metrics, propagate, trace
+from opentelemetry.trace import SpanKind, StatusCode
+
+from rpcline._gateway import otel_lines
+from rpcline._gateway.observe import CallEnded, CallStarted, ChildRequest, Hooks
+
+# The conventions' advice for MCP operation durations (seconds).
+BUCKETS: Final = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
+# What the duration histograms carry (the rest of a span's attributes are per call).
+METRIC_KEYS: Final = ("mcp.method.name", "gen_ai.tool.name", "gen_ai.prompt.name",
+                      "gen_ai.operation.name", "mcp.protocol.version", "network.transport",
+                      "error.type", "rpc.response.status_code")
+TRACE_HEADERS: Final = ((b"traceparent", "traceparent"), (b"tracestate", "tracestate"))
+SCOPE: Final = "rpcline"
+
+
+def carrier(started: CallStarted) -> dict[str, str]:
+    """The caller's W3C trace context: ``params._meta``'s, else the HTTP headers'."""
+    found = otel_lines.trace_context(started.route)
+    if found:
+        return found
+    for name, key in TRACE_HEADERS:
+        for k, v in started.headers:
+            if k == name:
+                found[key] = v.decode("latin-1")
+    return found
+
+
+class Telemetry:
+    """Spans and metrics of a bridge's calls; ``hooks()`` for ``StdioBridge(hooks=...)``."""
+
+    def __init__(self, tracer_provider: trace.TracerProvider | None = None,
+                 meter_provider: metrics.MeterProvider | None = None,
+                 version: str = "") -> None:
+        self.tracer = trace.get_tracer(SCOPE, version, tracer_provider=tracer_provider)
+        meter = metrics.get_meter(SCOPE, version, meter_provider=meter_provider)
+        self.server_duration = meter.create_histogram(
+            "mcp.server.operation.duration", unit="s",
+            description="MCP request duration as observed on the receiver",
+            explicit_bucket_boundaries_advisory=BUCKETS)
+        self.client_duration = meter.create_histogram(
+            "mcp.client.operation.duration", unit="s",
+            description="MCP request duration as observed on the sender",
+            explicit_bucket_boundaries_advisory=BUCKETS)
+        self.in_flight = meter.create_up_down_counter(
+            "rpcline.calls.in_flight", unit="{call}", description="calls not answered yet")
+        self.refused = meter.create_counter(
+            "rpcline.calls.refused", unit="{call}",
+            description="calls the gateway answered itself, by HTTP status")
+        self.relayed = meter.create_counter(
+            "rpcline.bytes.relayed", unit="By", description="bytes of answers sent to clients")
+
+    def hooks(self) -> Hooks:
+        return Hooks(on_call_start=[self.start], on_child_request=[self.child],
+                     on_call_end=[self.end], child_meta=self.meta)
+
+    def start(self, ctx: SimpleNamespace, started: CallStarted) -> None:
+        found = carrier(started)
+        parent = propagate.extract(found) if found else None
+        attributes = otel_lines.attributes(
+            started.method, started.target, started.caller_id,
+            protocol_version=started.protocol_version, session_id=started.session_id,
+            transport=started.transport, client_address=started.client_address,
+            client_port=started.client_port)
+        ctx.otel_attributes = attributes
+        ctx.otel_name = otel_lines.span_name(started.method, started.target)
+        ctx.otel_server = self.tracer.start_span(ctx.otel_name, context=parent,
+                                                 kind=SpanKind.SERVER, attributes=attributes)
+        ctx.otel_client = None
+        ctx.otel_method = {"mcp.method.name": started.method}
+        self.in_flight.add(1, ctx.otel_method)
+
+    def child(self, ctx: SimpleNamespace, request: ChildRequest) -> None:
+        attributes = {k: v for k, v in ctx.otel_attributes.items() if k in METRIC_KEYS}
+        attributes["network.transport"] = "pipe"
+        ctx.otel_client = self.tracer.start_span(
+            ctx.otel_name, context=trace.set_span_in_context(ctx.otel_server),
+            kind=SpanKind.CLIENT, attributes=attributes)
+
+    def meta(self, ctx: SimpleNamespace) -> Mapping[str, str]:
+        found: dict[str, str] = {}
+        if ctx.otel_client is not None:
+            propagate.inject(found, trace.set_span_in_context(ctx.otel_client))
+        return found
+
+    def end(self, ctx: SimpleNamespace, ended: CallEnded) -> None:
+        self.in_flight.add(-1, ctx.otel_method)
+        errors: dict[str, str] = {}
+        if ended.error_type is not None:
+            errors["error.type"] = ended.error_type
+        if ended.error_code is not None:
+            errors["rpc.response.status_code"] = str(ended.error_code)
+        measured = {k: v for k, v in ctx.otel_attributes.items() if k in METRIC_KEYS}
+        measured.update(errors)
+        self.server_duration.record(ended.duration, measured)
+        client = ctx.otel_client
+        if client is not None:
+            if ended.child_id is not None:
+                client.set_attribute("jsonrpc.request.id", str(ended.child_id))
+            _close(client, errors)
+            assert ended.child_duration is not None
+            self.client_duration.record(ended.child_duration, {**measured,
+                                                               "network.transport": "pipe"})
+        elif ended.status != 200:
+            self.refused.add(1, {**ctx.otel_method, "http.response.status_code": ended.status})
+        ctx.otel_server.set_attribute("http.response.status_code", ended.status)
+        self.relayed.add(ended.answer_bytes, ctx.otel_method)
+        _close(ctx.otel_server, errors)
+
+
+def _close(span: trace.Span, errors: Mapping[str, Any]) -> None:
+    if errors:
+        span.set_attributes(errors)
+        span.set_status(StatusCode.ERROR)
+    span.end()
