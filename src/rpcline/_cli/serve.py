@@ -180,6 +180,11 @@ def add_parser(commands: Any, positive: Any) -> None:
                        help="serve the metrics (call durations, calls in flight, refusals, "
                             "bytes) as Prometheus text at GET /metrics, behind the token "
                             "unless --health-public. Needs the metrics extra")
+    serve.add_argument("--log-format", choices=("text", "json"), default="text",
+                       help="json: every line written to stderr (the gateway's, uvicorn's, "
+                            "the children's under --child-stderr prefix) as one JSON object: "
+                            "time, source, message, and trace_id and span_id while a call is "
+                            "traced (--otel) (default: text)")
     serve.add_argument("--record", metavar="PREFIX",
                        help="write PREFIX.ERA-N.client.jsonl and .server.jsonl: every byte "
                             "each child was sent and wrote")
@@ -190,6 +195,10 @@ def add_parser(commands: Any, positive: Any) -> None:
 
 def run(args: argparse.Namespace, outcome: Outcome) -> int:
     del outcome
+    if args.log_format == "json":
+        from rpcline._cli import log_json
+
+        log_json.install()
     from rpcline._cli.serve_apps import servers
     from rpcline._gateway.servers_config import ConfigError
 

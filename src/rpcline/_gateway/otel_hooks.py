@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any, Final
 
-from opentelemetry import metrics, propagate, trace
+from opentelemetry import context, metrics, propagate, trace
 from opentelemetry.trace import SpanKind, StatusCode
 
 from rpcline._gateway import otel_lines
@@ -85,6 +85,8 @@ class Telemetry:
         ctx.otel_server = self.tracer.start_span(ctx.otel_name, context=parent,
                                                  kind=SpanKind.SERVER, attributes=attributes)
         ctx.otel_client = None
+        # Current while the call runs in its task: a log line written then names its trace.
+        ctx.otel_token = context.attach(trace.set_span_in_context(ctx.otel_server))
         ctx.otel_method = {"mcp.method.name": started.method}
         self.in_flight.add(1, ctx.otel_method)
 
@@ -102,6 +104,7 @@ class Telemetry:
         return found
 
     def end(self, ctx: SimpleNamespace, ended: CallEnded) -> None:
+        context.detach(ctx.otel_token)
         self.in_flight.add(-1, ctx.otel_method)
         errors: dict[str, str] = {}
         if ended.error_type is not None:
