@@ -132,3 +132,23 @@ def test_telemetry_needs_only_the_api() -> None:
     pytest.importorskip("opentelemetry.trace", reason="opentelemetry-api is not installed")
     assert otel.Telemetry.__name__ == "Telemetry"
     assert "Telemetry" in dir(otel)
+
+
+@pytest.mark.parametrize("params", [
+    {"arguments": {"_meta": {"traceparent": "inner"}}},  # a nested _meta only
+    {"arguments": {"_meta": {}}, "_meta": {"k": 1}},  # nested and top level
+    {"_meta": {"k": "\"_meta\":"}, "name": "x"},  # the key's bytes inside a string
+    {"\"_meta": 1, "_meta": {"k": 2}},  # a key ending in _meta
+    {"arguments": {"text": "x" * 5000}, "_meta": {"traceparent": "old"}},  # walked: large
+])
+def test_only_params_own_meta_is_spliced(params: dict[str, Any]) -> None:
+    line = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+    expected = orjson.loads(line)
+    expected["params"].setdefault("_meta", {})["traceparent"] = PARENT
+    assert orjson.loads(otel.splice_traceparent(line, PARENT)) == expected
+
+
+def test_a_large_params_target_is_walked() -> None:
+    line = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "arguments": {"name": "inner", "blob": "x" * 10_000}, "name": "outer"}})
+    assert otel.target(rpcline.route(line)) == "outer"

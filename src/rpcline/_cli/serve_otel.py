@@ -92,7 +92,7 @@ def setup(otel: bool, metrics: bool) -> Setup:
         metrics_app = make_asgi_app(REGISTRY)
     meter_provider = MeterProvider(resource=resource, metric_readers=readers)
     otel_metrics.set_meter_provider(meter_provider)
-    telemetry = Telemetry(tracer_provider, meter_provider, rpcline.__version__)
+    telemetry = Telemetry(tracer_provider, meter_provider, rpcline.__version__, tracing=otel)
 
     def shutdown() -> None:
         if tracer_provider is not None:

@@ -49,7 +49,8 @@ class Telemetry:
 
     def __init__(self, tracer_provider: trace.TracerProvider | None = None,
                  meter_provider: metrics.MeterProvider | None = None,
-                 version: str = "") -> None:
+                 version: str = "", tracing: bool = True) -> None:
+        self.tracing = tracing  # False: metrics only (``--metrics`` alone), no span work
         self.tracer = trace.get_tracer(SCOPE, version, tracer_provider=tracer_provider)
         meter = metrics.get_meter(SCOPE, version, meter_provider=meter_provider)
         self.server_duration = meter.create_histogram(
@@ -69,24 +70,29 @@ class Telemetry:
             "rpcline.bytes.relayed", unit="By", description="bytes of answers sent to clients")
 
     def hooks(self) -> Hooks:
+        if not self.tracing:
+            return Hooks(on_call_start=[self.start], on_call_end=[self.end])
         return Hooks(on_call_start=[self.start], on_child_request=[self.child],
                      on_call_end=[self.end], child_meta=self.meta)
 
     def start(self, ctx: SimpleNamespace, started: CallStarted) -> None:
-        found = carrier(started)
-        parent = propagate.extract(found) if found else None
         attributes = otel_lines.attributes(
             started.method, started.target, started.caller_id,
             protocol_version=started.protocol_version, session_id=started.session_id,
             transport=started.transport, client_address=started.client_address,
             client_port=started.client_port)
         ctx.otel_attributes = attributes
-        ctx.otel_name = otel_lines.span_name(started.method, started.target)
-        ctx.otel_server = self.tracer.start_span(ctx.otel_name, context=parent,
-                                                 kind=SpanKind.SERVER, attributes=attributes)
-        ctx.otel_client = None
-        # Current while the call runs in its task: a log line written then names its trace.
-        ctx.otel_token = context.attach(trace.set_span_in_context(ctx.otel_server))
+        ctx.otel_client = ctx.otel_server = ctx.otel_token = None
+        ctx.otel_started = started.at
+        if self.tracing:
+            found = carrier(started)
+            parent = propagate.extract(found) if found else None
+            ctx.otel_name = otel_lines.span_name(started.method, started.target)
+            ctx.otel_server = self.tracer.start_span(ctx.otel_name, context=parent,
+                                                     kind=SpanKind.SERVER,
+                                                     attributes=attributes)
+            # Current while the call runs in its task: a log line then names its trace.
+            ctx.otel_token = context.attach(trace.set_span_in_context(ctx.otel_server))
         ctx.otel_method = {"mcp.method.name": started.method}
         self.in_flight.add(1, ctx.otel_method)
 
@@ -104,7 +110,8 @@ class Telemetry:
         return found
 
     def end(self, ctx: SimpleNamespace, ended: CallEnded) -> None:
-        context.detach(ctx.otel_token)
+        if ctx.otel_token is not None:
+            context.detach(ctx.otel_token)
         self.in_flight.add(-1, ctx.otel_method)
         errors: dict[str, str] = {}
         if ended.error_type is not None:
@@ -119,14 +126,16 @@ class Telemetry:
             if ended.child_id is not None:
                 client.set_attribute("jsonrpc.request.id", str(ended.child_id))
             _close(client, errors)
-            assert ended.child_duration is not None
+        if ended.child_duration is not None:
             self.client_duration.record(ended.child_duration, {**measured,
                                                                "network.transport": "pipe"})
         elif ended.status != 200:
             self.refused.add(1, {**ctx.otel_method, "http.response.status_code": ended.status})
-        ctx.otel_server.set_attribute("http.response.status_code", ended.status)
         self.relayed.add(ended.answer_bytes, ctx.otel_method)
-        _close(ctx.otel_server, errors)
+        server = ctx.otel_server
+        if server is not None:
+            server.set_attribute("http.response.status_code", ended.status)
+            _close(server, errors)
 
 
 def _close(span: trace.Span, errors: Mapping[str, Any]) -> None:
