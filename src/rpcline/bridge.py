@@ -552,45 +552,17 @@ class StdioBridge:
 
     async def _limited(self, scope: Scope, session: Session | None, r: rpcline.Route,
                        send: Send, headers: Headers,
-                       forward: Callable[[Send], Awaitable[Call | None]]) -> Call | None:
+                       forward: Callable[[Send], Awaitable[Call | None]],
+                       watched: bool = False) -> Call | None:
         """``forward(send)``, counted as one of its client's calls in flight (the ``session``'s;
         without one, the request's bearer token or address) until it ends, however it ends.
         Past ``max_in_flight_per_client`` it is answered 429 instead; one that would wait
         for a child past ``max_waiting``, 503. Both are sent nothing, and carry
-        ``Retry-After`` and a JSON-RPC error with the caller's id."""
+        ``Retry-After`` and a JSON-RPC error with the caller's id. With ``hooks``, told to
+        them first (``_watched``; ``watched``: it was)."""
         assert r.id is not None  # a request
-        if self.hooks is not None:
+        if self.hooks is not None and not watched:
             return await self._watched(self.hooks, scope, session, r, send, headers, forward)
-        return await self._admitted(scope, session, r, send, headers, forward)
-
-    async def _watched(self, hooks: Hooks, scope: Scope, session: Session | None,
-                       r: rpcline.Route, send: Send, headers: Headers,
-                       forward: Callable[[Send], Awaitable[Call | None]]) -> Call | None:
-        """``_admitted``, told to ``hooks`` (``observe.Watch``)."""
-        verdict = scope.get(VERDICT)
-        w = watch(hooks, scope, r, "2025" if session is not None else "2026",
-                  None if session is None else session.id, self.name,
-                  None if verdict is None else verdict.name)
-        token = WATCH.set(w)
-
-        async def noted(message: MutableMapping[str, Any]) -> None:
-            w.noted(message)
-            await send(message)
-
-        call = None
-        try:
-            call = await self._admitted(scope, session, r, noted, headers, forward)
-        finally:
-            WATCH.reset(token)
-            called = w.call if call is None else call
-            w.end(None if called is None else called.answer,
-                  None if called is None or not called.child_id else called.child_id)
-        return call
-
-    async def _admitted(self, scope: Scope, session: Session | None, r: rpcline.Route,
-                        send: Send, headers: Headers,
-                        forward: Callable[[Send], Awaitable[Call | None]]) -> Call | None:
-        assert r.id is not None  # a request
         per_client = self.per_client
         if per_client.bound is None:  # the usual case: nobody to count, no digest to take
             try:
@@ -614,6 +586,30 @@ class StdioBridge:
             return None
         finally:
             per_client.release(client.key)
+
+    async def _watched(self, hooks: Hooks, scope: Scope, session: Session | None,
+                       r: rpcline.Route, send: Send, headers: Headers,
+                       forward: Callable[[Send], Awaitable[Call | None]]) -> Call | None:
+        """``_limited``, told to ``hooks`` (``observe.Watch``)."""
+        verdict = scope.get(VERDICT)
+        w = watch(hooks, scope, r, "2025" if session is not None else "2026",
+                  None if session is None else session.id, self.name,
+                  None if verdict is None else verdict.name)
+        token = WATCH.set(w)
+
+        async def noted(message: MutableMapping[str, Any]) -> None:
+            w.noted(message)
+            await send(message)
+
+        call = None
+        try:
+            call = await self._limited(scope, session, r, noted, headers, forward, True)
+        finally:
+            WATCH.reset(token)
+            called = w.call if call is None else call
+            w.end(None if called is None else called.answer,
+                  None if called is None or not called.child_id else called.child_id)
+        return call
 
     async def _full(self, id: rpcline.RequestId, send: Send, headers: Headers) -> None:
         assert self.max_waiting is not None

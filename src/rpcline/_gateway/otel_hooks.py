@@ -12,11 +12,13 @@ global ones unless given).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from types import SimpleNamespace
 from typing import Any, Final
 
 from opentelemetry import context, metrics, propagate, trace
+from opentelemetry.metrics import Observation
 from opentelemetry.trace import SpanKind, StatusCode
 
 from rpcline._gateway import otel_lines
@@ -61,13 +63,18 @@ class Telemetry:
             "mcp.client.operation.duration", unit="s",
             description="MCP request duration as observed on the sender",
             explicit_bucket_boundaries_advisory=BUCKETS)
-        self.in_flight = meter.create_up_down_counter(
-            "rpcline.calls.in_flight", unit="{call}", description="calls not answered yet")
+        # Counted here, read when the metrics are collected: no SDK call per call for them.
+        self.in_flight: Counter[str] = Counter()
+        self.relayed: Counter[str] = Counter()
+        meter.create_observable_up_down_counter(
+            "rpcline.calls.in_flight", [lambda _: _observed(self.in_flight)], unit="{call}",
+            description="calls not answered yet")
+        meter.create_observable_counter(
+            "rpcline.bytes.relayed", [lambda _: _observed(self.relayed)], unit="By",
+            description="bytes of answers sent to clients")
         self.refused = meter.create_counter(
             "rpcline.calls.refused", unit="{call}",
             description="calls the gateway answered itself, by HTTP status")
-        self.relayed = meter.create_counter(
-            "rpcline.bytes.relayed", unit="By", description="bytes of answers sent to clients")
 
     def hooks(self) -> Hooks:
         if not self.tracing:
@@ -93,8 +100,8 @@ class Telemetry:
                                                      attributes=attributes)
             # Current while the call runs in its task: a log line then names its trace.
             ctx.otel_token = context.attach(trace.set_span_in_context(ctx.otel_server))
-        ctx.otel_method = {"mcp.method.name": started.method}
-        self.in_flight.add(1, ctx.otel_method)
+        ctx.otel_method = started.method
+        self.in_flight[started.method] += 1
 
     def child(self, ctx: SimpleNamespace, request: ChildRequest) -> None:
         attributes = {k: v for k, v in ctx.otel_attributes.items() if k in METRIC_KEYS}
@@ -112,7 +119,7 @@ class Telemetry:
     def end(self, ctx: SimpleNamespace, ended: CallEnded) -> None:
         if ctx.otel_token is not None:
             context.detach(ctx.otel_token)
-        self.in_flight.add(-1, ctx.otel_method)
+        self.in_flight[ctx.otel_method] -= 1
         errors: dict[str, str] = {}
         if ended.error_type is not None:
             errors["error.type"] = ended.error_type
@@ -130,12 +137,17 @@ class Telemetry:
             self.client_duration.record(ended.child_duration, {**measured,
                                                                "network.transport": "pipe"})
         elif ended.status != 200:
-            self.refused.add(1, {**ctx.otel_method, "http.response.status_code": ended.status})
-        self.relayed.add(ended.answer_bytes, ctx.otel_method)
+            self.refused.add(1, {"mcp.method.name": ctx.otel_method,
+                                 "http.response.status_code": ended.status})
+        self.relayed[ctx.otel_method] += ended.answer_bytes
         server = ctx.otel_server
         if server is not None:
             server.set_attribute("http.response.status_code", ended.status)
             _close(server, errors)
+
+
+def _observed(counts: Counter[str]) -> Iterable[Observation]:
+    return [Observation(value, {"mcp.method.name": method}) for method, value in counts.items()]
 
 
 def _close(span: trace.Span, errors: Mapping[str, Any]) -> None:
