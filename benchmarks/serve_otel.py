@@ -19,10 +19,10 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import serve
+from _serve_variants import Variant, measure, options, table
 
 from rpcline._build_info import describe
 
@@ -32,49 +32,28 @@ QUIET = ("OTEL_TRACES_EXPORTER=none", "OTEL_METRICS_EXPORTER=none")
 
 
 def gateway(name: str, src: str, *flags: str) -> serve.Gateway:
+    path = os.pathsep.join([src, *os.environ.get("PYTHONPATH", "").split(os.pathsep)])
     return serve.Gateway(name, serve.PYTHON, ("2025", "2026"), lambda port, child: [
-        "env", f"PYTHONPATH={os.pathsep.join([src, *os.environ.get('PYTHONPATH', '').split(os.pathsep)])}",
-        *QUIET, serve.PYTHON, "-m", "rpcline", "serve", "--port", str(port), *flags, "--",
-        *child])
+        "env", f"PYTHONPATH={path}", *QUIET, serve.PYTHON, "-m", "rpcline", "serve", "--port",
+        str(port), *flags, "--", *child])
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", help="another source tree's src (today's main, say)")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=3.0)
-    parser.add_argument("--warm", type=float, default=1.0)
-    parser.add_argument("--clients", type=int, default=16)
+    options(parser)
     args = parser.parse_args()
     print(f"measuring {describe()}")
     serve.LOGS = Path(tempfile.mkdtemp(prefix="rpcline-otel-bench-"))
-    gateways = {"off": gateway("off", SRC), "otel": gateway("otel", SRC, "--otel"),
-                "metrics": gateway("metrics", SRC, "--metrics")}
+    variants = {"off": Variant(gateway("off", SRC)),
+                "otel": Variant(gateway("otel", SRC, "--otel")),
+                "metrics": Variant(gateway("metrics", SRC, "--metrics"))}
     if args.base:
-        gateways["base"] = gateway("base", args.base)
-    runs: dict[tuple[str, str], list[dict[str, object]]] = {}
-    for round in range(args.rounds):
-        for name in serve.rotated(list(gateways), round):
-            with serve.running(gateways[name], CHILD) as (port, process):
-                for era in ("2025", "2026"):
-                    deadline = time.monotonic() + 30
-                    while not serve.ready(port, era, [process.pid]):
-                        assert time.monotonic() < deadline, f"{name} answers no {era} call"
-                        time.sleep(0.2)
-                    runs.setdefault((name, era), []).append(serve.load(
-                        port, era, args.clients, args.warm, args.seconds, [process.pid]))
-        print(f"round {round + 1} of {args.rounds} done", file=sys.stderr, flush=True)
+        variants["base"] = Variant(gateway("base", args.base))
+    runs = measure(variants, args, CHILD)
     print(f"the fast child, {args.clients} clients, {args.rounds} interleaved rounds, medians; "
           "ratios to off")
-    print(f"{'era':6} {'gateway':8} {'calls/s':>9} {'ratio':>7} {'CPU us/call':>12} {'ratio':>7}")
-    for era in ("2025", "2026"):
-        off = serve.figures(runs[("off", era)])
-        assert off is not None
-        for name in gateways:
-            got = serve.figures(runs[(name, era)])
-            assert got is not None
-            print(f"{era:6} {name:8} {got['rate']:9.0f} {got['rate'] / off['rate']:6.2f}x "
-                  f"{got['cpu']:12.1f} {got['cpu'] / off['cpu']:6.2f}x")
+    table(runs, list(variants))
     return 0
 
 
