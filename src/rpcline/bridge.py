@@ -20,7 +20,7 @@ import asyncio
 import functools
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
 import rpcline
@@ -38,6 +38,7 @@ from rpcline._gateway.bridge_sessions import (LEVELS, Session, Sessions, owned_b
                                               param)
 from rpcline._gateway.child import child_environment
 from rpcline._gateway.child_stderr import check as check_stderr
+from rpcline._gateway.observe import WATCH, Hooks, watch
 from rpcline._gateway.cors import Cors
 from rpcline._gateway.pool import HANDSHAKE_TIMEOUT, Pool
 from rpcline._gateway.relay_types import (
@@ -86,7 +87,8 @@ class StdioBridge:
     in flight to be answered before it fails them. ``child_stderr``: where the children's
     stderr goes: ``prefix`` (the bridge's stderr, each line ``[NAME ERA-N PID] ...``),
     ``inherit``, ``discard`` or ``file:PATH``. ``log`` takes the bridge's own lines,
-    ``access_log`` one line per HTTP request (None: none).
+    ``access_log`` one line per HTTP request (None: none). ``hooks``: callables told of
+    each forwarded call (``rpcline.otel``; None: nothing is done for them).
     """
 
     def __init__(
@@ -117,6 +119,7 @@ class StdioBridge:
         log: Callable[[str], None] | None = None,
         access_log: Callable[[str], None] | None = None,
         child_stderr: str = "prefix",
+        hooks: Hooks | None = None,
     ) -> None:
         if isinstance(command, str) or not command:
             raise TypeError("command must be a non-empty sequence of str (the program and "
@@ -131,6 +134,7 @@ class StdioBridge:
         if name is not None:
             self.log = functools.partial(_named, self.log, name)
         self.access_log = access_log
+        self.hooks = hooks
         self._token = None if token is None else token.encode()
         self.max_body_bytes = max_body_bytes
         self.request_timeout = request_timeout
@@ -298,7 +302,7 @@ class StdioBridge:
         if self.handshake_only and r.method not in eras.FORWARDED:  # the bridge answers it
             return await self._translated(r, receive, send)
 
-        async def forward() -> None:
+        async def forward(send: Send) -> None:
             if not self.handshake_only:
                 deadline = self._deadline()
                 child = await self._ready(self.modern, deadline)  # a new child's probe finds out
@@ -415,7 +419,7 @@ class StdioBridge:
             if self.sessions.subscribed(param(body, "uri")):  # others still want it
                 return await respond(send, 200, _empty_result(r), [JSON, *header])
 
-        async def forward() -> Call:
+        async def forward(send: Send) -> Call:
             deadline = self._deadline()
             return await self._call(await self._ready(self.legacy, deadline), r, receive, send,
                                     header, None, session, deadline=deadline)
@@ -548,17 +552,21 @@ class StdioBridge:
 
     async def _limited(self, scope: Scope, session: Session | None, r: rpcline.Route,
                        send: Send, headers: Headers,
-                       forward: Callable[[], Awaitable[Call | None]]) -> Call | None:
-        """``forward()``, counted as one of its client's calls in flight (the ``session``'s;
+                       forward: Callable[[Send], Awaitable[Call | None]],
+                       watched: bool = False) -> Call | None:
+        """``forward(send)``, counted as one of its client's calls in flight (the ``session``'s;
         without one, the request's bearer token or address) until it ends, however it ends.
         Past ``max_in_flight_per_client`` it is answered 429 instead; one that would wait
         for a child past ``max_waiting``, 503. Both are sent nothing, and carry
-        ``Retry-After`` and a JSON-RPC error with the caller's id."""
+        ``Retry-After`` and a JSON-RPC error with the caller's id. With ``hooks``, told to
+        them first (``_watched``; ``watched``: it was)."""
         assert r.id is not None  # a request
+        if self.hooks is not None and not watched:
+            return await self._watched(self.hooks, scope, session, r, send, headers, forward)
         per_client = self.per_client
         if per_client.bound is None:  # the usual case: nobody to count, no digest to take
             try:
-                return await forward()
+                return await forward(send)
             except fair.Full:
                 await self._full(r.id, send, headers)
                 return None
@@ -572,12 +580,36 @@ class StdioBridge:
             await respond(send, 429, answer, [JSON, fair.RETRY_AFTER, *headers])
             return None
         try:
-            return await forward()
+            return await forward(send)
         except fair.Full:
             await self._full(r.id, send, headers)
             return None
         finally:
             per_client.release(client.key)
+
+    async def _watched(self, hooks: Hooks, scope: Scope, session: Session | None,
+                       r: rpcline.Route, send: Send, headers: Headers,
+                       forward: Callable[[Send], Awaitable[Call | None]]) -> Call | None:
+        """``_limited``, told to ``hooks`` (``observe.Watch``)."""
+        verdict = scope.get(VERDICT)
+        w = watch(hooks, scope, r, "2025" if session is not None else "2026",
+                  None if session is None else session.id, self.name,
+                  None if verdict is None else verdict.name)
+        token = WATCH.set(w)
+
+        async def noted(message: MutableMapping[str, Any]) -> None:
+            w.noted(message)
+            await send(message)
+
+        call = None
+        try:
+            call = await self._limited(scope, session, r, noted, headers, forward, True)
+        finally:
+            WATCH.reset(token)
+            called = w.call if call is None else call
+            w.end(None if called is None else called.answer,
+                  None if called is None or not called.child_id else called.child_id)
+        return call
 
     async def _full(self, id: rpcline.RequestId, send: Send, headers: Headers) -> None:
         assert self.max_waiting is not None
@@ -610,6 +642,9 @@ class StdioBridge:
                 self._waiting -= 1
         if session is not None:
             session.calls[r.id] = call
+        if self.hooks is not None and (w := WATCH.get()) is not None:
+            w.call = call
+            r = w.to_child(child.name, r)  # ChildRequest told; child_meta spliced in
         try:
             child.forward(r, call)
             await answer_call(child, call, receive, send, headers, status_of, translate)

@@ -34,7 +34,12 @@ Beyond loopback: --auth-issuer makes it an OAuth 2.1 resource server, as the MCP
 specification asks (docs/auth.md): resource metadata at /.well-known/oauth-protected-resource,
 401 with the challenge, access tokens checked for this server's audience and never passed
 to a child, 503 while the authorization server cannot be reached. The layers, outermost
-first: CORS, then the token check, then the servers."""
+first: CORS, then the token check, then /metrics, then the servers.
+
+Observability (docs/observability.md): --otel makes OpenTelemetry spans (a SERVER span per
+call, a CLIENT span toward the child, by the MCP semantic conventions; the trace context
+passed to the child in params._meta) and metrics, exported as the OTEL_* variables say;
+--metrics serves the same metrics as Prometheus text at /metrics."""
 
 STATUS = """\
 2  uvicorn is not installed, the command cannot be run, or the command line is wrong
@@ -60,6 +65,8 @@ def add_parser(commands: Any, positive: Any) -> None:
                       "rpcline serve --named-server time 'uvx mcp-server-time'",
                       "rpcline serve --auth-issuer https://auth.example.com --auth-scope mcp "
                       "--config mcp.json",
+                      "OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 rpcline serve --otel "
+                      "--metrics --config mcp.json",
                       "rpcline serve --port 9000 --children 4 --request-timeout 60 -- "
                       "python -m my_mcp_server"),
     )
@@ -162,6 +169,22 @@ def add_parser(commands: Any, positive: Any) -> None:
                             "and path, status, MCP method and name, time taken; never a "
                             "token or a body (default: warning: child starts, exits and "
                             "faults, and the summary at shutdown)")
+    serve.add_argument("--otel", action="store_true",
+                       help="OpenTelemetry traces and metrics of every call by the MCP "
+                            "semantic conventions, the W3C trace context passed to the child "
+                            "in params._meta; exporters from OTEL_TRACES_EXPORTER and "
+                            "OTEL_METRICS_EXPORTER (otlp, the default: OTLP over HTTP to "
+                            "OTEL_EXPORTER_OTLP_ENDPOINT; console; none), the service from "
+                            "OTEL_SERVICE_NAME. Needs the otel extra")
+    serve.add_argument("--metrics", action="store_true",
+                       help="serve the metrics (call durations, calls in flight, refusals, "
+                            "bytes) as Prometheus text at GET /metrics, behind the token "
+                            "unless --health-public. Needs the metrics extra")
+    serve.add_argument("--log-format", choices=("text", "json"), default="text",
+                       help="json: every line written to stderr (the gateway's, uvicorn's, "
+                            "the children's under --child-stderr prefix) as one JSON object: "
+                            "time, source, message, and trace_id and span_id while a call is "
+                            "traced (--otel) (default: text)")
     serve.add_argument("--record", metavar="PREFIX",
                        help="write PREFIX.ERA-N.client.jsonl and .server.jsonl: every byte "
                             "each child was sent and wrote")
@@ -172,6 +195,10 @@ def add_parser(commands: Any, positive: Any) -> None:
 
 def run(args: argparse.Namespace, outcome: Outcome) -> int:
     del outcome
+    if args.log_format == "json":
+        from rpcline._cli import log_json
+
+        log_json.install()
     from rpcline._cli.serve_apps import servers
     from rpcline._gateway.servers_config import ConfigError
 
@@ -200,6 +227,12 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
             secrets[option] = os.environ.get(var)
             if not secrets[option]:
                 return _usage(f"--{option}-env {var}: that variable is not set or empty")
+    if args.otel or args.metrics:
+        from rpcline._cli import serve_otel
+
+        refused = serve_otel.refused(args.otel, args.metrics)
+        if refused:
+            return _usage(refused)
     try:
         import uvicorn
     except ImportError:
@@ -210,6 +243,10 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
     from rpcline._cli.serve_server import Server
 
     apps = Apps(args, secrets, _stderr)
+    observed = None
+    if args.otel or args.metrics:
+        observed = serve_otel.setup(args.otel, args.metrics)
+        apps.options["hooks"] = observed.hooks
     app = apps.router(command, specs)
     try:
         listener = _listen(args.host, args.port)
@@ -220,8 +257,14 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
     host = f"[{args.host}]" if ":" in args.host else args.host
     # The stack, outermost first, each layer once: Cors (a preflight carries no token, and a
     # 401 must be readable by the page too), then the resource server (no request reaches a
-    # bridge without a valid access token, and none reaches it with one), then the router.
+    # bridge without a valid access token, and none reaches it with one), then /metrics
+    # (--metrics; the token guards it as it guards the health endpoints), then the router.
     guarded: Any = app
+    if observed is not None and observed.metrics_app is not None:
+        from rpcline._gateway.metrics_endpoint import MetricsEndpoint
+
+        guarded = MetricsEndpoint(app, observed.metrics_app, token=secrets.get("token"),
+                                  public=args.health_public)
     if args.auth_issuer is not None:
         from rpcline.auth import ResourceServer
 
@@ -229,7 +272,7 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
             app, args.auth_issuer, f"http://{host}:{port}", audience=args.auth_audience,
             scopes=args.auth_scope or (), introspection_url=args.auth_introspection_url,
             client_id=os.environ.get(CLIENT_ID_VAR), client_secret=os.environ.get(SECRET_VAR),
-            public=HEALTH if args.health_public else (), log=_stderr)
+            public=(*HEALTH, "/metrics") if args.health_public else (), log=_stderr)
     served = bridge.Cors(guarded, cors) if cors else guarded
     if command:
         _stderr(f"listening on http://{host}:{port}/mcp for {' '.join(command)}")
@@ -240,7 +283,8 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
     server = Server(uvicorn.Config(served, host=args.host, port=port,
                                    log_level=args.log_level, access_log=False,
                                    lifespan="on"), app,
-                    reload=None if args.config is None else lambda: apps.reload(app))
+                    reload=None if args.config is None else lambda: apps.reload(app),
+                    on_stop=None if observed is None else observed.shutdown)
     server.run(sockets=[listener])  # as uvicorn.run does, with the bridge's stop
     if server.stopped_by is not None:
         # uvicorn raised the signal again after its shutdown, which ends the process by it;

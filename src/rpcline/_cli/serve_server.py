@@ -9,7 +9,8 @@ call on a hung child never ends by itself, so that shutdown never came. ``Server
 flight are answered, or failed after the bridge's grace, the connections then close, and
 the lifespan shutdown finds the bridge stopped. A second SIGINT or SIGTERM stops at once
 (uvicorn forces only a second SIGINT): the children are killed, nothing is waited for.
-SIGHUP, where a config was given, reads it again (``serve_apps.Apps.reload``).
+SIGHUP, where a config was given, reads it again (``serve_apps.Apps.reload``). ``on_stop``
+runs once the bridges stopped (``--otel``: the spans and metrics not exported yet go).
 
 Imported only once uvicorn is found (``rpcline[serve]``).
 """
@@ -29,8 +30,10 @@ from rpcline.bridge import Router
 
 class Server(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, bridge: Router,
-                 reload: Callable[[], None] | None = None) -> None:
+                 reload: Callable[[], None] | None = None,
+                 on_stop: Callable[[], None] | None = None) -> None:
         super().__init__(config)
+        self.on_stop = on_stop
         self.bridge = bridge
         self.reload = reload
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -60,3 +63,5 @@ class Server(uvicorn.Server):
             await super().shutdown(sockets)
         finally:
             await closing
+            if self.on_stop is not None:
+                self.on_stop()
