@@ -63,12 +63,12 @@ def measure(variants: dict[str, Variant], args: argparse.Namespace,
 def table(runs: dict[tuple[str, str], list[dict[str, object]]], names: list[str]) -> None:
     """Calls/s and CPU us a call per variant and era, with the ratio to the first."""
     base = names[0]
-    print(f"{'era':5} {'variant':22} {'calls/s':>9} {'ratio':>7} {'CPU us/call':>12} {'ratio':>7}")
+    print(f"{'era':5} {'variant':30} {'calls/s':>9} {'ratio':>7} {'CPU us/call':>12} {'ratio':>7}")
     for era in ("2025", "2026"):
         first = serve.figures(runs[(base, era)])
         assert first is not None, runs[(base, era)]
         for name in names:
             got = serve.figures(runs[(name, era)])
             assert got is not None, runs[(name, era)]
-            print(f"{era:5} {name:22} {got['rate']:9.0f} {got['rate'] / first['rate']:6.2f}x "
+            print(f"{era:5} {name:30} {got['rate']:9.0f} {got['rate'] / first['rate']:6.2f}x "
                   f"{got['cpu']:12.1f} {got['cpu'] / first['cpu']:6.2f}x")
