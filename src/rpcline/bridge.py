@@ -76,9 +76,10 @@ class StdioBridge:
     and the locale), or maps names to the values they get; ``pass_environment`` passes
     this process's whole environment instead (values in ``env`` still win). ``name``: the
     server's name, at the start of the bridge's log lines and in its children's stderr
-    prefix (a router of several bridges names each). ``token``: a bearer token every request must carry. ``session_key``:
-    bridges that share it take each other's 2025-era sessions (for scale-out,
-    docs/serve.md); past ``max_sessions`` open, the least recently used idle one ends.
+    prefix (a router of several bridges names each). ``token``: a bearer token every
+    request must carry. ``session_key``: bridges that share it take each other's 2025-era
+    sessions (for scale-out, docs/serve.md); past ``max_sessions`` open, the least
+    recently used idle one ends.
     ``max_in_flight_per_client``: calls one client (a session; a bearer token; an address)
     may have in flight, 429 past it; ``max_waiting``: calls that may wait for a child to
     start or take input, 503 past it (None: no bound; docs/serve.md, "Fair limits").
