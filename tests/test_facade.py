@@ -172,7 +172,7 @@ def test_facade_end_to_end():
     )
 
 
-LAZY_SUBMODULES = ("aio", "auth", "bridge", "corpus", "http", "proxy", "sdk", "sse")
+LAZY_SUBMODULES = ("aio", "auth", "bridge", "corpus", "http", "otel", "proxy", "sdk", "sse")
 
 LAZY_PROBE = """
 import json, sys, rpcline
@@ -220,7 +220,8 @@ def test_dir_lists_public_names_only():
 
 
 # Every public module (a name without a leading underscore): its API and nothing else.
-PUBLIC_MODULES = ("aio", "auth", "bridge", "cli", "corpus", "http", "proxy", "sdk", "sse")
+PUBLIC_MODULES = ("aio", "auth", "bridge", "cli", "corpus", "http", "otel", "proxy", "sdk",
+                  "sse")
 
 
 def test_every_public_module_is_listed():

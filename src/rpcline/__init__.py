@@ -67,6 +67,7 @@ _SUBMODULES: frozenset[str] = frozenset(
         "bridge",
         "corpus",
         "http",
+        "otel",
         "proxy",
         "sdk",
         "sse",
@@ -79,6 +80,7 @@ if TYPE_CHECKING:  # mypy sees the submodules as attributes, and no __getattr__ 
     from rpcline import bridge as bridge
     from rpcline import corpus as corpus
     from rpcline import http as http
+    from rpcline import otel as otel
     from rpcline import proxy as proxy
     from rpcline import sdk as sdk
     from rpcline import sse as sse
