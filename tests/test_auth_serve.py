@@ -222,3 +222,37 @@ def test_the_sdks_oauth_client_reaches_tools_through_the_gateway(mode: str,
             assert issuer.introspections >= 1
         else:
             assert issuer.jwks_fetches == 1 and issuer.introspections == 0
+
+
+def test_a_named_server_s_own_scopes_are_asked_of_its_tokens_only(tmp_path: Path) -> None:
+    # A config entry's "scopes": required for that server beyond --auth-scope's, in its
+    # metadata and its challenge too; and --metrics under the resource server still served.
+    from test_serve_servers import peer, write_config
+
+    config = write_config(tmp_path / "mcp.json", {"git": peer(scopes=["git:write"]),
+                                                  "time": peer()})
+    with AuthServer() as issuer:
+        serve = Serve("--auth-issuer", issuer.issuer, "--auth-scope", "mcp", "--config",
+                      config, "--metrics", "--health-public")
+        try:
+            url = serve.url
+
+            def token(path: str, scope: str) -> dict[str, str]:
+                return bearer(issuer.mint(sub="alice", scope=scope, aud=f"{url}{path}"))
+
+            assert serve.post("/servers/time/mcp", INIT,
+                              token("/servers/time/mcp", "mcp")).status_code == 200
+            short = serve.post("/servers/git/mcp", INIT, token("/servers/git/mcp", "mcp"))
+            assert short.status_code == 403
+            assert 'error="insufficient_scope"' in short.headers["www-authenticate"]
+            assert 'scope="mcp git:write"' in short.headers["www-authenticate"]
+            assert serve.post("/servers/git/mcp", INIT,
+                              token("/servers/git/mcp", "mcp git:write")).status_code == 200
+            metadata = httpx.get(f"{url}/.well-known/oauth-protected-resource/servers/git/mcp")
+            assert metadata.json()["scopes_supported"] == ["mcp", "git:write"]
+            other = httpx.get(f"{url}/.well-known/oauth-protected-resource/servers/time/mcp")
+            assert other.json()["scopes_supported"] == ["mcp"]
+            metrics = httpx.get(f"{url}/metrics", timeout=30)  # public by --health-public
+            assert metrics.status_code == 200 and "# TYPE " in metrics.text  # not the router's
+        finally:
+            serve.close()

@@ -394,3 +394,11 @@ def test_the_example_config_is_one_serve_reads() -> None:
     found = parse(example.read_bytes(), str(example))
     assert sorted(found) == ["git", "time"]  # fetch is disabled
     assert found["time"].command == ("uvx", "mcp-server-time", "--local-timezone=UTC")
+
+
+def test_an_entry_s_scopes_are_oauth_scope_tokens() -> None:
+    found = parse(b'{"mcpServers": {"git": {"command": "x", "scopes": ["git:write", "a"]}}}')
+    assert found["git"].scopes == ("git:write", "a")
+    for bad in (b'"git write"', b'["git write"]', b'[3]', b'["a\\"b"]'):
+        with pytest.raises(ConfigError, match='"scopes" must be a list of OAuth scope tokens'):
+            parse(b'{"mcpServers": {"git": {"command": "x", "scopes": %s}}}' % bad)

@@ -269,8 +269,9 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
         from rpcline.auth import ResourceServer
 
         guarded = ResourceServer(
-            app, args.auth_issuer, f"http://{host}:{port}", audience=args.auth_audience,
-            scopes=args.auth_scope or (), introspection_url=args.auth_introspection_url,
+            guarded, args.auth_issuer, f"http://{host}:{port}", audience=args.auth_audience,
+            scopes=args.auth_scope or (), scopes_for=apps.scopes_for,
+            introspection_url=args.auth_introspection_url,
             client_id=os.environ.get(CLIENT_ID_VAR), client_secret=os.environ.get(SECRET_VAR),
             public=(*HEALTH, "/metrics") if args.health_public else (), log=_stderr)
     served = bridge.Cors(guarded, cors) if cors else guarded

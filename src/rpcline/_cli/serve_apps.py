@@ -89,6 +89,14 @@ class Apps:
         return bridge.StdioBridge(spec.command, env={**self.env, **spec.env}, cwd=spec.cwd,
                                   name=spec.name, record=record, **self.options)
 
+    def scopes_for(self, path: str) -> tuple[str, ...]:
+        """The scopes the named server at ``path`` (``/servers/NAME/...``) asks of a token
+        beyond ``--auth-scope``'s: its config entry's ``scopes``, as the config now says."""
+        name = path.removeprefix("/servers/").partition("/")[0] if path.startswith(
+            "/servers/") else None
+        spec = None if name is None else self.specs.get(name)
+        return () if spec is None else spec.scopes
+
     def reload(self, router: bridge.Router) -> None:
         """Read the config again (SIGHUP): added servers start, removed ones drain, changed
         ones restart; the others, their sessions with them, are not touched. A config that

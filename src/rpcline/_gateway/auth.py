@@ -63,6 +63,7 @@ class ResourceServer:
                  scopes: Iterable[str] = (), introspection_url: str | None = None,
                  client_id: str | None = None, client_secret: str | None = None,
                  public: Iterable[str] = (), skew: float = DEFAULT_SKEW,
+                 scopes_for: Callable[[str], Iterable[str]] | None = None,
                  refetch_interval: float = 60.0, retry_after: float = 5.0,
                  cache_max_age: float = DEFAULT_MAX_AGE,
                  log: Callable[[str], None] | None = None) -> None:
@@ -73,6 +74,7 @@ class ResourceServer:
         self.resource = resource.rstrip("/")
         self.audience = audience
         self.scopes = tuple(dict.fromkeys(scopes))
+        self.scopes_for = scopes_for
         self.public = frozenset(public)
         self.skew = skew
         self.log = log
@@ -110,7 +112,7 @@ class ResourceServer:
                                  "the authorization server cannot be reached; try again"})
             retry = b"%d" % max(1, math.ceil(down.retry_after))
             return await respond(send, 503, body, [JSON, (b"retry-after", retry)])
-        missing = [name for name in self.scopes if name not in identity.scopes]
+        missing = [name for name in self._required(path) if name not in identity.scopes]
         if missing:
             return await self._refuse(send, path, Refused(
                 "Required scope: " + " ".join(missing), "insufficient_scope", 403))
@@ -131,6 +133,13 @@ class ResourceServer:
         self.accepted.put(key, audience, identity, self.skew)
         return identity
 
+    def _required(self, path: str) -> tuple[str, ...]:
+        """The scopes a token needs for the endpoint at ``path``: every endpoint's, and what
+        ``scopes_for`` adds for that one (a named server's own)."""
+        if self.scopes_for is None:
+            return self.scopes
+        return tuple(dict.fromkeys((*self.scopes, *self.scopes_for(path))))
+
     def _audience(self, path: str) -> str:
         return self.audience if self.audience is not None else self.resource + path
 
@@ -144,16 +153,18 @@ class ResourceServer:
         document: dict[str, object] = {
             "resource": self._audience(path), "authorization_servers": [self.issuer],
             "bearer_methods_supported": ["header"]}
-        if self.scopes:
-            document["scopes_supported"] = list(self.scopes)
+        required = self._required(path)
+        if required:
+            document["scopes_supported"] = list(required)
         await respond(send, 200, orjson.dumps(document),
                       [JSON, (b"cache-control", b"public, max-age=3600")])
 
     async def _refuse(self, send: Send, path: str, refused: Refused) -> None:
         parts = [f'error="{refused.error}"', f'error_description="{refused.description}"',
                  f'resource_metadata="{self.metadata_url(path)}"']
-        if self.scopes:
-            parts.append(f'scope="{" ".join(self.scopes)}"')
+        required = self._required(path)
+        if required:
+            parts.append(f'scope="{" ".join(required)}"')
         challenge = ("Bearer " + ", ".join(parts)).encode("latin-1")
         body = orjson.dumps({"error": refused.error, "error_description": refused.description})
         await respond(send, refused.status, body, [JSON, (b"www-authenticate", challenge)])

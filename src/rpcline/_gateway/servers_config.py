@@ -5,7 +5,9 @@ mcp-proxy read, and mcp-proxy's ``--named-server NAME 'COMMAND ARGS'``.
 "cwd": "/srv"}}}``. ``"disabled": true`` and ``"enabled": false`` both skip an entry (users
 write both); an entry for a remote server (``url``, or a ``type`` other than stdio) is
 skipped with a note, as a desktop client's config may list them; keys other clients keep
-(``timeout``, ``autoApprove``, ...) are left alone. Anything else wrong is a ``ConfigError``
+(``timeout``, ``autoApprove``, ...) are left alone. ``"scopes": [...]`` is rpcline's own:
+the OAuth scopes a token needs for that server, beyond ``--auth-scope``'s (``rpcline serve
+--auth-issuer``). Anything else wrong is a ``ConfigError``
 naming the file, the line and the problem, never a traceback.
 """
 
@@ -22,6 +24,7 @@ import orjson
 # A name is one segment of the path /servers/NAME/mcp, written as it is.
 NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 STDIO_TYPES: Final = ("stdio", None)
+SCOPE: Final = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")  # a scope token (RFC 6749 section 3.3)
 
 
 class ConfigError(ValueError):
@@ -40,9 +43,11 @@ class ServerSpec:
     command: tuple[str, ...]
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: str | None = None
+    scopes: tuple[str, ...] = ()  # what a token needs for this server, beyond every server's
 
     def __hash__(self) -> int:
-        return hash((self.name, self.command, tuple(sorted(self.env.items())), self.cwd))
+        return hash((self.name, self.command, tuple(sorted(self.env.items())), self.cwd,
+                     self.scopes))
 
 
 def named_server(name: str, command_line: str) -> ServerSpec:
@@ -112,7 +117,12 @@ def _spec(name: str, entry: dict[str, Any], where: str) -> ServerSpec:
     cwd = entry.get("cwd")
     if cwd is not None and (not isinstance(cwd, str) or not cwd):
         raise ConfigError(f"{where}: server {name!r}: \"cwd\" must be a non-empty string")
-    return ServerSpec(name, (command, *args), env, cwd)
+    scopes = entry.get("scopes", [])
+    if not isinstance(scopes, list) or not all(
+            isinstance(scope, str) and SCOPE.fullmatch(scope) for scope in scopes):
+        raise ConfigError(f"{where}: server {name!r}: \"scopes\" must be a list of OAuth "
+                          "scope tokens")
+    return ServerSpec(name, (command, *args), env, cwd, tuple(dict.fromkeys(scopes)))
 
 
 def _line_of(text: bytes, name: str) -> int:
