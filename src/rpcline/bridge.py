@@ -23,23 +23,27 @@ import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
+import orjson
+
 import rpcline
 from rpcline import http
 from rpcline._gateway import bridge_eras as eras
 from rpcline._gateway import bridge_lines as lines
 from rpcline._gateway import fair
+from rpcline._gateway import own_requests
 from rpcline._gateway.asgi import (HANDSHAKE_PROTOCOL_VERSIONS, MAX_BODY_BYTES, TOO_LARGE, VERDICT,
                                    Receive, Scope, Send, is_modern, read_body, respond)
 from rpcline._gateway.bridge_health import server_health
-from rpcline._gateway.bridge_http import (JSON, MCP, NAMED, Headers, accepts, answer_call,
-                                          bearer_matches, content_type, is_exactly_json, logged,
-                                          refuse, says_json, stream)
+from rpcline._gateway.bridge_http import (INVALID_REQUEST, JSON, MCP, NAMED, Headers, accepts,
+                                          answer_call, bearer_matches, content_type,
+                                          is_exactly_json, logged, refuse, says_json, stream)
 from rpcline._gateway.bridge_sessions import (LEVELS, Session, Sessions, owned_by, owner_of,
                                               param)
 from rpcline._gateway.child import child_environment
 from rpcline._gateway.child_stderr import check as check_stderr
 from rpcline._gateway.observe import WATCH, Hooks, watch
 from rpcline._gateway.cors import Cors
+from rpcline._gateway.own_children import Key, Owner, OwnChildren, check_mode
 from rpcline._gateway.pool import HANDSHAKE_TIMEOUT, Pool
 from rpcline._gateway.relay_types import (
     DEFAULT_KILL_AFTER, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES)
@@ -60,6 +64,9 @@ NEWEST_HANDSHAKE: Final = HANDSHAKE_PROTOCOL_VERSIONS[-1]
 # few seconds gets through; a stuck one does not hold the stop for long: with the children's
 # own stop, well within the 10 s a container manager gives before SIGKILL).
 DEFAULT_SHUTDOWN_GRACE: Final = 5.0
+NO_IDENTITY: Final = ("this server gives each caller a child of its own (--isolation), and "
+                      "this request names no caller: it needs an access token the gateway "
+                      "checks (rpcline serve --auth-issuer)")
 
 
 def __dir__() -> list[str]:
@@ -90,6 +97,12 @@ class StdioBridge:
     ``inherit``, ``discard`` or ``file:PATH``. ``log`` takes the bridge's own lines,
     ``access_log`` one line per HTTP request (None: none). ``hooks``: callables told of
     each forwarded call (``rpcline.otel``; None: nothing is done for them).
+    ``isolation``: ``shared`` (one pool of children for every client), ``session`` (a
+    child for each 2025-era session, and one for each authenticated caller's 2026-07-28
+    requests) or ``identity`` (a child for each authenticated caller); with children of
+    one's own, ``max_children`` bounds them (503 past it), a child sent nothing for
+    ``session_idle_timeout`` seconds ends with its sessions, and ``prestart`` warm
+    children wait for new sessions (docs/serve.md, "Isolation").
     """
 
     def __init__(
@@ -121,6 +134,10 @@ class StdioBridge:
         access_log: Callable[[str], None] | None = None,
         child_stderr: str = "prefix",
         hooks: Hooks | None = None,
+        isolation: str = "shared",
+        max_children: int | None = None,
+        session_idle_timeout: float | None = 600.0,
+        prestart: int = 0,
     ) -> None:
         if isinstance(command, str) or not command:
             raise TypeError("command must be a non-empty sequence of str (the program and "
@@ -129,6 +146,12 @@ class StdioBridge:
             raise ValueError(f"children must be an int >= 1, not {children!r}")
         if not shutdown_grace >= 0:
             raise ValueError(f"shutdown_grace must be >= 0 seconds, not {shutdown_grace!r}")
+        self.isolation = check_mode(isolation)
+        fair.check_bound("max_children", max_children, 1)
+        fair.check_bound("prestart", prestart, 0)
+        if session_idle_timeout is not None and not session_idle_timeout > 0:
+            raise ValueError("session_idle_timeout must be > 0 seconds or None, not "
+                             f"{session_idle_timeout!r}")
         self.path = path
         self.name = name
         self.log = _stderr if log is None else log
@@ -151,14 +174,25 @@ class StdioBridge:
         shared = dict(limits=limits, env=child_environment(env, everything=pass_environment),
                       cwd=cwd, log=self.log, record=record, stderr=check_stderr(child_stderr),
                       label=name)  # fmt: skip
+        self._command, self._child_options = command, shared
         self.modern = Pool("2026", command, children, on_notification=self._from_modern,
                            prepare=self._discover, **shared)  # type: ignore[arg-type]
         self.handshake_only = False  # the command answered no server/discover
         self._probed = False  # the first probe was announced
         self.legacy = Pool("2025", command, children, on_notification=self._from_legacy,
                            prepare=self._handshake, **shared)  # type: ignore[arg-type]
-        self.sessions = Sessions(None if session_key is None else session_key.encode(),
-                                 max_sessions)
+        key = None if session_key is None else session_key.encode()
+        # The way each caller's children are chosen, once: ``own`` None is the shared pools.
+        self.own: OwnChildren | None = None
+        if self.isolation == "shared":
+            self.sessions = Sessions(key, max_sessions, self.legacy)
+        else:
+            self.sessions = Sessions(key, max_sessions, on_close=self._session_closed)
+            self.own = OwnChildren(self.isolation, self._new_owner, max_children=max_children,
+                                   idle_timeout=session_idle_timeout, prestart=prestart,
+                                   end=self._end_owner)
+            self._modern = self._modern_own  # type: ignore[method-assign]
+            self._initialize = self._initialize_own  # type: ignore[method-assign,assignment]
         self.initialized: rpcline.Route | None = None  # a legacy child's initialize answer
         # The bridge's own initialize: no sampling, elicitation or roots (no caller to ask);
         # the version the first session asks for, when it is the first to need a child.
@@ -209,7 +243,8 @@ class StdioBridge:
         """Stop now (an operator's second signal): every child is killed (SIGKILL), and
         ``aclose`` waits for no call."""
         self._aborted = True
-        for child in (*self.modern.children, *self.legacy.children):
+        own = () if self.own is None else self.own.children()
+        for child in (*self.modern.children, *self.legacy.children, *own):
             child.child.signal(signal.SIGKILL)
 
     async def _close(self) -> None:
@@ -220,13 +255,16 @@ class StdioBridge:
         while self._in_flight() and loop.time() < deadline and not self._aborted:
             await asyncio.sleep(0.05)
         grace = 0.0 if self._aborted else 2.0
-        await asyncio.gather(self.modern.stop(grace), self.legacy.stop(grace))
+        own = () if self.own is None else (self.own.close(grace),)
+        await asyncio.gather(self.modern.stop(grace), self.legacy.stop(grace), *own)
         self.log(self.summary())
 
     async def warm(self) -> None:
         """Start the server now rather than for its first call (a gateway of named servers
         does, so that its log and ``/readyz`` tell at once which cannot run): a 2026 child,
         which learns the era, and for a handshake-era server a 2025 child instead."""
+        if self.own is not None:  # nobody's child starts before its caller: the warm ones
+            return self.own.warm_up()
         await self.modern.pick()
         if self.handshake_only:
             await self.legacy.pick()
@@ -235,11 +273,16 @@ class StdioBridge:
         """What ``/readyz`` shows of this server (``bridge_health.server_health``): the
         children that serve it (a handshake-era server's 2026 children serve nobody)."""
         pools = (self.legacy,) if self.handshake_only else (self.modern, self.legacy)
-        return server_health(pools, len(self.sessions.open), self._closing is not None)
+        health = server_health(pools, len(self.sessions.open), self._closing is not None)
+        if self.own is not None:
+            health["own_children"] = len(self.own)
+        return health
 
     def _in_flight(self) -> int:
         """Calls not answered yet: on a child, or waiting for one."""
-        return self.modern.in_flight + self.legacy.in_flight + self._waiting
+        own = 0 if self.own is None else sum(o.legacy.in_flight + o.modern.in_flight
+                                             for o in self.own.owners)
+        return self.modern.in_flight + self.legacy.in_flight + self._waiting + own
 
     def summary(self) -> str:
         """One line: calls forwarded and failed, sessions, child starts per era."""
@@ -247,11 +290,16 @@ class StdioBridge:
         forwarded = sum(child.forwarded for child in children)
         failed = sum(child.failed for child in children)
         unsent = f", {self.unsent} timed out unsent" if self.unsent else ""
+        own = ""
+        if self.own is not None:
+            own_forwarded, own_failed, starts = self.own.totals()
+            forwarded, failed = forwarded + own_forwarded, failed + own_failed
+            own = f", {starts} of their own ({self.isolation} isolation)"
         return (f"{_count(forwarded, 'call')} forwarded ({failed} failed by the "
                 f"bridge{unsent}), {_count(self.sessions.opened, 'session')} opened, "
                 "children started: "
                 f"{sum(c.generation for c in self.modern.children)} for 2026-07-28, "
-                f"{sum(c.generation for c in self.legacy.children)} for the 2025 era")
+                f"{sum(c.generation for c in self.legacy.children)} for the 2025 era{own}")
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -348,15 +396,18 @@ class StdioBridge:
                  "2026-07-28 requests (docs/serve.md)")
         raise RuntimeError("a handshake-era server")
 
-    async def _translated(self, r: rpcline.Route, receive: Receive, send: Send) -> None:
-        """A 2026-07-28 request for a handshake-era server (``bridge_eras``)."""
+    async def _translated(self, r: rpcline.Route, receive: Receive, send: Send,
+                          source: StdioBridge | Owner | None = None) -> None:
+        """A 2026-07-28 request for a handshake-era server (``bridge_eras``), to the
+        ``source``'s handshake-era children (the bridge's own, or a caller's)."""
+        source = self if source is None else source
         assert r.id is not None and r.method is not None
         method = r.method
         if method not in eras.FORWARDED and method != eras.DISCOVER:  # never the child's to answer
             answer = eras.not_found(r.id, method)
             return await respond(send, self._modern_status(answer), answer, [JSON])
-        child = await self.legacy.pick()
-        initialized = self.initialized
+        child = await source.legacy.pick()
+        initialized = source.initialized
         if method == eras.DISCOVER and initialized is not None:
             return await respond(send, 200, eras.discover_result(initialized, r.id), [JSON])
         stamp = None if initialized is None else eras.server_info(initialized)
@@ -406,23 +457,29 @@ class StdioBridge:
             # Again, in a session: the SDK's server negotiates anew for that session alone.
             # The shared child must not (every session would run under this one's client
             # info and capabilities): the bridge answers from its own handshake again.
-            answer = await self._handshake_answer(r)
+            # A child of one's own was initialized once, by the first: answered from that.
+            own = session.own
+            assert r.id is not None
+            answer = (await self._handshake_answer(r) if own is None or own.initialized is None
+                      else own.initialized.with_id(r.id))
             return await respond(send, 200, answer, [JSON, *header])
         if r.kind == "notification":
             self._legacy_notification(session, r)
             return await respond(send, 202, b"", header)
         if r.kind == "response":  # to a request no shared child sends a client: dropped
+            if session.own is not None:  # to its own child's request: its answer
+                own_requests.answered(session.own, session, r)
             return await respond(send, 202, b"", header)
-        if r.method == "logging/setLevel":
+        if r.method == "logging/setLevel" and session.own is None:
             return await self._set_level(session, r, send, header)
-        if r.method == "resources/unsubscribe":
+        if r.method == "resources/unsubscribe" and session.own is None:
             session.subscriptions.discard(param(body, "uri"))
             if self.sessions.subscribed(param(body, "uri")):  # others still want it
                 return await respond(send, 200, _empty_result(r), [JSON, *header])
 
         async def forward(send: Send) -> Call:
             deadline = self._deadline()
-            return await self._call(await self._ready(self.legacy, deadline), r, receive, send,
+            return await self._call(await self._ready(session.pool, deadline), r, receive, send,
                                     header, None, session, deadline=deadline)
 
         call = await self._limited(scope, session, r, send, header, forward)
@@ -490,7 +547,10 @@ class StdioBridge:
     def _legacy_notification(self, session: Session, r: rpcline.Route) -> None:
         """``notifications/cancelled`` names the session's own id: the child is told its
         own. ``initialized`` was the bridge's to send; the rest concern the shared child
-        alone and are not forwarded (roots changes: no shared child asks for roots)."""
+        alone and are not forwarded (roots changes: no shared child asks for roots). A child
+        of one's own is sent them all, as the client sent them."""
+        if session.own is not None and r.method != "notifications/cancelled":
+            return self._own_notification(session.own, r)
         if r.method == "notifications/cancelled":
             line = r.line
             assert type(line) is bytes
@@ -527,6 +587,154 @@ class StdioBridge:
             if call.owner is not None:
                 call.owner.cancel(call, "the client ended its session")
             call.finish(b"")
+
+    # --- children of one's own (isolation session or identity) ------------------------------------
+
+    def _new_owner(self, serial: int, identity: Key | None) -> Owner:
+        """``OwnChildren``'s factory: an owner whose pools (one child each) start when first
+        needed, its 2025-era child initialized with what its first session sent."""
+        owner = Owner(serial, identity)
+        options: Any = self._child_options
+        asks = functools.partial(own_requests.ask_client, owner)
+        owner.legacy = Pool("2025", self._command, 1, first=serial, on_request=asks,
+                            on_notification=functools.partial(self._from_own, owner),
+                            prepare=functools.partial(self._own_handshake, owner), **options)
+        owner.modern = Pool("2026", self._command, 1, first=serial, on_request=asks,
+                            on_notification=self._from_modern, prepare=self._discover,
+                            **options)
+        return owner
+
+    async def _initialize_own(self, r: rpcline.Route, receive: Receive, send: Send,
+                              identity: Key | None) -> None:
+        """A new session with a child of its own (``session``), or of its caller's
+        (``identity``): the client's ``initialize`` is forwarded as sent to a new child, and
+        the child's answer is the session's."""
+        assert self.own is not None and r.id is not None and type(r.line) is bytes
+        if self.isolation == "identity" and identity is None:
+            return await respond(send, 401, lines.error(r.id, INVALID_REQUEST,
+                                                        NO_IDENTITY), [JSON])
+        owner = self.own.for_session(identity)
+        if owner is None:
+            return await self._too_many_children(r.id, send)
+        if owner.params is None:
+            params = orjson.loads(r.line).get("params")
+            owner.params = params if type(params) is dict else {}
+        if owner.warm:
+            owner.warm = False
+            child = await owner.legacy.handed()
+        else:
+            child = await owner.legacy.pick()
+        initialized = owner.initialized
+        session = None if initialized is None else self.sessions.new(owner.legacy)
+        if session is None:
+            if not owner.sessions:
+                self.own.release(owner)
+            if initialized is None:  # the child refused it, or did not answer
+                answer = (failure(r.id, "Connection closed", child.gone or
+                                  "the server did not answer the handshake")
+                          if owner.refusal is None else rpcline.route(owner.refusal).with_id(r.id))
+                return await respond(send, 200, answer, [JSON])
+            return await refuse(send, 503, "Too many open sessions", code=-32603)
+        session.owner, session.own = identity, owner
+        owner.sessions.append(session)
+        assert initialized is not None
+        await respond(send, 200, initialized.with_id(r.id),
+                      [JSON, (SESSION_HEADER, session.id.encode())])
+
+    async def _own_handshake(self, owner: Owner, child: SharedChild) -> None:
+        """``Pool.prepare`` of a child of one's own: the ``initialize`` its first session
+        sent (or, for a 2026-07-28 caller's, the bridge's own); ``initialized`` follows from
+        the client, or from the bridge when the client sent it already (a restart)."""
+        params = self._handshake_params if owner.params is None else owner.params
+        call = child.ask("initialize", params)
+        await asyncio.wait_for(call.wait(), HANDSHAKE_TIMEOUT)
+        assert call.answer is not None
+        answer = rpcline.route(call.answer)
+        if answer.kind != "response" or answer.result_span is None:
+            owner.refusal = call.answer if answer.kind == "response" else None
+            said = call.answer[:200].decode("utf-8", "replace")
+            raise RuntimeError(f"the server refused the handshake; it answered {said}")
+        owner.initialized = answer
+        if owner.params is None or owner.client_initialized:
+            child.write(lines.notification("notifications/initialized"))
+
+    def _own_notification(self, owner: Owner, r: rpcline.Route) -> None:
+        """A session's notification, to its own child as sent (``initialized`` once)."""
+        if r.method == "notifications/initialized":
+            if owner.client_initialized:
+                return
+            owner.client_initialized = True
+        line = r.line
+        assert type(line) is bytes
+        for child in owner.legacy.children:
+            child.write(line)
+
+    def _from_own(self, owner: Owner, child: SharedChild, r: rpcline.Route) -> None:
+        """A child's notification (log, list_changed, ...) to its own sessions alone."""
+        line = r.line
+        assert type(line) is bytes
+        for session in owner.sessions:
+            session.mailbox.note(line)
+
+    def _session_closed(self, session: Session) -> None:
+        """``Sessions.on_close``: the child's requests to it fail; in session mode its
+        child stops (at the bridge's stop, ``aclose`` stops it, after the grace)."""
+        owner = session.own
+        if owner is None or self.own is None:
+            return
+        if session in owner.sessions:
+            owner.sessions.remove(session)
+        own_requests.forget(owner, session)
+        if self.isolation == "session" and self._closing is None:
+            self.own.release(owner)
+
+    def _end_owner(self, owner: Owner) -> None:
+        """An owner idle past ``session_idle_timeout``: its sessions end, its children stop."""
+        assert self.own is not None
+        for session in list(owner.sessions):
+            self._end(session)
+        self.own.release(owner)
+
+    async def _modern_own(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A 2026-07-28 request, to its caller's children; without a caller, refused."""
+        assert self.own is not None
+        if scope["method"] != "POST":
+            return await respond(send, 405, b"", [(b"allow", b"POST")])
+        if not accepts(scope["headers"])[0]:
+            return await respond(send, 406, b"", [])
+        verdict = scope[VERDICT]
+        r = verdict.route
+        scope[MCP] = (r.method, verdict.name)
+        if r.kind != "request":
+            return await respond(send, 202, b"", [])
+        identity = owner_of(scope)
+        if identity is None:
+            answer = lines.error(r.id, INVALID_REQUEST, NO_IDENTITY)
+            return await respond(send, self._modern_status(answer), answer, [JSON])
+        owner = self.own.for_identity(identity)
+        if owner is None:
+            assert r.id is not None
+            return await self._too_many_children(r.id, send)
+        if self.handshake_only and r.method not in eras.FORWARDED:
+            return await self._translated(r, receive, send, owner)
+
+        async def forward(send: Send) -> None:
+            if not self.handshake_only:
+                deadline = self._deadline()
+                child = await self._ready(owner.modern, deadline)
+                if not self.handshake_only:
+                    await self._call(child, r, receive, send, [], self._modern_status,
+                                     deadline=deadline)
+                    return
+            await self._translated(r, receive, send, owner)
+
+        await self._limited(scope, None, r, send, [], forward)
+
+    async def _too_many_children(self, id: rpcline.RequestId, send: Send) -> None:
+        assert self.own is not None
+        answer = failure(id, "Too many children", f"--max-children {self.own.max_children} "
+                         "children of their own run, each busy or in a session; try again")
+        await respond(send, 503, answer, [JSON, fair.RETRY_AFTER])
 
     # --- one call, either era -----------------------------------------------------------------------
 

@@ -53,6 +53,7 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 HEALTH = ("/healthz", "/readyz")
 CLIENT_ID_VAR, SECRET_VAR = "RPCLINE_AUTH_CLIENT_ID", "RPCLINE_AUTH_CLIENT_SECRET"
 LOG_LEVELS = ("error", "warning", "info", "debug")
+ISOLATION = ("shared", "session", "identity")  # own_children.MODES
 STARTUP_FAILURE = 3  # uvicorn's status when it could not start (uvicorn.run's)
 
 
@@ -159,6 +160,23 @@ def add_parser(commands: Any, positive: Any) -> None:
     serve.add_argument("--max-waiting", type=non_negative_int, default=None, metavar="N",
                        help="calls that may wait for a server to start or take input; one "
                             "more is answered 503 with Retry-After (default: no bound)")
+    serve.add_argument("--isolation", choices=ISOLATION, default="shared",
+                       help="who shares a child: every client (shared, the default); nobody: "
+                            "a child for each 2025-era session, started at its initialize, "
+                            "which it gets as the client sent it, and asks the client back "
+                            "(sampling, elicitation, roots) (session); one caller: a child "
+                            "for each caller an access token names, needs --auth-issuer "
+                            "(identity). docs/serve.md, \"Isolation\"")
+    serve.add_argument("--max-children", type=positive, default=None, metavar="N",
+                       help="with --isolation session or identity: children of one's own at "
+                            "once; a new session past it is answered 503 with Retry-After "
+                            "(default: no bound but --max-sessions)")
+    serve.add_argument("--session-idle-timeout", type=seconds, default=None, metavar="S",
+                       help="with --isolation session or identity: a child sent nothing for "
+                            "S seconds stops, and its sessions end (default: 600; 0: never)")
+    serve.add_argument("--prestart", type=non_negative_int, default=None, metavar="N",
+                       help="with --isolation session or identity: N children started ahead, "
+                            "each handed to the next new session (default: 0)")
     serve.add_argument("--child-stderr", type=_stderr_choice, default="prefix",
                        metavar="{inherit,prefix,discard,file:PATH}",
                        help="where the children's stderr goes: this one's, each line "
@@ -217,6 +235,9 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
     if not _loopback(args.host) and (hosts is None or origins is None):
         return _usage(f"binding {args.host} serves other machines: name the Host and Origin "
                       "headers to accept with --allow-host and --allow-origin")
+    refused = _isolation_refused(args)
+    if refused:
+        return _usage(refused)
     if args.auth_issuer is not None:
         refused = _auth_refused(args)
         if refused:
@@ -292,6 +313,20 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
         # here only where it was ignored (a background job of a script): say it all the same.
         return 128 + server.stopped_by
     return 0 if server.started else STARTUP_FAILURE
+
+
+def _isolation_refused(args: argparse.Namespace) -> str | None:
+    """Why the --isolation options cannot be served, or None."""
+    if args.isolation == "identity" and args.auth_issuer is None:
+        return ("--isolation identity needs --auth-issuer: a caller is who a checked access "
+                "token names (one --token-env token names nobody in particular)")
+    if args.isolation == "shared":
+        given = [flag for flag, value in (("--max-children", args.max_children),
+                                          ("--session-idle-timeout", args.session_idle_timeout),
+                                          ("--prestart", args.prestart)) if value is not None]
+        if given:
+            return f"{', '.join(given)}: only with --isolation session or identity"
+    return None
 
 
 def _auth_refused(args: argparse.Namespace) -> str | None:

@@ -42,6 +42,15 @@ def environment(names: Sequence[str]) -> dict[str, str]:
     return env
 
 
+def isolation(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``--isolation`` options of every bridge (none in shared mode: its defaults)."""
+    if args.isolation == "shared":
+        return {}
+    idle = 600.0 if args.session_idle_timeout is None else args.session_idle_timeout
+    return dict(isolation=args.isolation, max_children=args.max_children,
+                session_idle_timeout=idle or None, prestart=args.prestart or 0)
+
+
 class Apps:
     """The bridges of one ``rpcline serve``, built from its flags, and their router."""
 
@@ -63,7 +72,7 @@ class Apps:
             max_in_flight_per_client=args.max_in_flight_per_client, max_waiting=args.max_waiting,
             shutdown_grace=(bridge.DEFAULT_SHUTDOWN_GRACE if args.shutdown_grace is None
                             else args.shutdown_grace),
-            child_stderr=args.child_stderr,
+            child_stderr=args.child_stderr, **isolation(args),
             access_log=log if args.log_level in ("info", "debug") else None)
         self.env = environment(args.env or ())
         self.specs: dict[str, ServerSpec] = {}

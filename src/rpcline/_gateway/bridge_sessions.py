@@ -15,24 +15,32 @@ import hashlib
 import hmac
 import secrets
 from collections import OrderedDict
-from collections.abc import Iterable
-from typing import Any, Final
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Final
 
 from rpcline._gateway.auth_identity import IDENTITY
 from rpcline._gateway.bridge_lines import param
 from rpcline._gateway.shared_child import Call
+
+if TYPE_CHECKING:
+    from rpcline._gateway.own_children import Owner
+    from rpcline._gateway.pool import Pool
 
 ENDED_KEPT: Final = 100_000  # ended ids a keyed bridge remembers, to refuse them again
 LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 class Session:
-    """One ``Mcp-Session-Id``: its GET stream's mailbox, its calls, what it asked for."""
+    """One ``Mcp-Session-Id``: its GET stream's mailbox, its calls, what it asked for, the
+    children its calls go to (``pool``) and, when they are its own, their ``own``er."""
 
-    __slots__ = ("id", "mailbox", "streaming", "calls", "subscriptions", "level", "owner")
+    __slots__ = ("id", "mailbox", "streaming", "calls", "subscriptions", "level", "owner",
+                 "pool", "own")
 
-    def __init__(self, id: str) -> None:
+    def __init__(self, id: str, pool: Pool) -> None:
         self.id = id
+        self.pool = pool
+        self.own: Owner | None = None
         # Who opened it, when a resource server named the caller (``owner_of``): only that
         # caller may use it, as the SDK binds a session to the credential that created it.
         self.owner: tuple[str, str | None, str | None] | None = None
@@ -77,36 +85,44 @@ class Sessions:
     as the spec says), so sessions opened and abandoned cost a bounded amount of memory.
     """
 
-    def __init__(self, key: bytes | None = None, limit: int = 10_000) -> None:
+    def __init__(self, key: bytes | None = None, limit: int = 10_000, pool: Pool | None = None,
+                 on_close: Callable[[Session], None] | None = None) -> None:
         self.key = key
         self.limit = limit
+        self.pool = pool  # where a session's calls go (None: the bridge sets each one's)
+        self.on_close = on_close  # told of each session that ends, however it ends
         self.open: OrderedDict[str, Session] = OrderedDict()  # least recently used first
         self.ended: OrderedDict[str, None] = OrderedDict()
         self.opened = 0  # sessions opened here, in all
 
-    def new(self) -> Session | None:
-        """A new session, or None when ``limit`` are open and every one is in use."""
+    def new(self, pool: Pool | None = None) -> Session | None:
+        """A new session whose calls go to ``pool`` (by default the bridge's), or None when
+        ``limit`` are open and every one is in use."""
+        pool = self.pool if pool is None else pool
+        assert pool is not None
         if len(self.open) >= self.limit and not self._evict():
             return None
         id = secrets.token_hex(16)
         if self.key is not None:
             id = f"{id}.{self._signature(id)}"
-        session = self.open[id] = Session(id)
+        session = self.open[id] = Session(id, pool)
         self.opened += 1
         return session
 
     def find(self, id: str) -> Session | None:
-        """The open session ``id``, or one another bridge with the key opened."""
+        """The open session ``id``, or one another bridge with the key opened (not when
+        each session has children of its own: those of a session opened elsewhere are
+        there, and it is unknown here)."""
         session = self.open.get(id)
         if session is not None:
             self.open.move_to_end(id)
-        elif self.key is not None and id not in self.ended:
+        elif self.key is not None and id not in self.ended and self.pool is not None:
             nonce, _, signature = id.partition(".")
             # As bytes: compare_digest refuses a str that is not ASCII, and an id is the
             # client's (its header's bytes, read as latin-1).
             if hmac.compare_digest(signature.encode("latin-1"), self._signature(nonce).encode()):
                 if len(self.open) < self.limit or self._evict():
-                    session = self.open[id] = Session(id)
+                    session = self.open[id] = Session(id, self.pool)
         return session
 
     def _evict(self) -> bool:
@@ -118,7 +134,8 @@ class Sessions:
         return False
 
     def close(self, session: Session) -> None:
-        self.open.pop(session.id, None)
+        if self.open.pop(session.id, None) is not None and self.on_close is not None:
+            self.on_close(session)
         session.mailbox.finish(b"")
         if self.key is not None:
             self.ended[session.id] = None

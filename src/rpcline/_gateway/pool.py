@@ -24,14 +24,16 @@ class Pool:
                  on_notification: Callable[[SharedChild, Route], None],
                  prepare: Callable[[SharedChild], Awaitable[None]] | None = None,
                  record: str | None = None, stderr: str = "inherit",
-                 label: str | None = None) -> None:
+                 label: str | None = None,
+                 on_request: Callable[[SharedChild, Route], None] | None = None,
+                 first: int = 1) -> None:
         self.era = era
         self.log = log
         self.prepare = prepare
         self.children = [SharedChild(f"{era}-{n}", command, limits=limits, env=env, cwd=cwd,
                                      log=log, on_notification=on_notification, record=record,
-                                     stderr=stderr, label=label)
-                         for n in range(1, size + 1)]
+                                     stderr=stderr, label=label, on_request=on_request)
+                         for n in range(first, first + size)]
         self.starting: dict[SharedChild, asyncio.Task[None]] = {}
         # Why a child's last start came to nothing (it could not run, or its handshake
         # failed), until it starts well: what a readiness probe reports as down.
@@ -60,10 +62,28 @@ class Pool:
             await asyncio.wait(set(self.starting.values()), return_when=asyncio.FIRST_COMPLETED)
         return best
 
-    async def _start(self, child: SharedChild) -> None:
+    def prestart(self) -> None:
+        """Start the first child now, its ``prepare`` left for ``handed`` (a warm child,
+        for a session not yet there)."""
+        child = self.children[0]
+        if child not in self.starting and not child.running:
+            self.starting[child] = asyncio.create_task(self._start(child, prepare=False))
+
+    async def handed(self) -> SharedChild:
+        """``pick``'s child for a prestarted pool: the running child prepared now, with
+        what its new owner brings (a start that failed meanwhile starts it afresh)."""
+        if self.starting:
+            await asyncio.wait(set(self.starting.values()))
+        child = self.children[0]
+        if child.running and not self.closed:
+            self.starting[child] = asyncio.create_task(self._start(child, start=False))
+        return await self.pick()
+
+    async def _start(self, child: SharedChild, start: bool = True, prepare: bool = True) -> None:
         try:
-            await child.start()
-            if self.prepare is not None:
+            if start:
+                await child.start()
+            if self.prepare is not None and prepare:
                 await self.prepare(child)
             self.failed.pop(child, None)
         except OSError as error:

@@ -127,18 +127,22 @@ class SharedChild:
     """One copy of the command: its ``Child``, the calls in flight on it, its restarts.
 
     ``on_notification(child, route)`` receives each notification that is not a call's
-    progress (the bridge sends it to the sessions it concerns).
+    progress (the bridge sends it to the sessions it concerns); ``on_request(child, route)``
+    each request of the child's own (None: ``ping`` is answered, the rest -32601, as a
+    shared child cannot say which client it asks).
     """
 
     def __init__(self, name: str, command: Sequence[str], *, limits: Limits,
                  env: dict[str, str] | None, cwd: str | None, log: Callable[[str], None],
                  on_notification: Callable[[SharedChild, Route], None],
                  record: str | None = None, stderr: str = "inherit",
-                 label: str | None = None) -> None:
+                 label: str | None = None,
+                 on_request: Callable[[SharedChild, Route], None] | None = None) -> None:
         self.name = name
         self.limits = limits
         self.log = log
         self.on_notification = on_notification
+        self.on_request = on_request
         self.recorder = Recorder(None if record is None else f"{record}.{name}", log)
         # Its own process group: a terminal's Ctrl-C is the bridge's to act on, and the
         # bridge stops its children itself.
@@ -393,7 +397,10 @@ class SharedChild:
                 elif r.method != CANCELLED:
                     self.on_notification(self, r)
             elif kind == "request":
-                self.write(lines.answer_child_request(r))
+                if self.on_request is None:
+                    self.write(lines.answer_child_request(r))
+                else:
+                    self.on_request(self, r)
             else:
                 self._refused(r)
 
