@@ -17,8 +17,11 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 mcp = pytest.importorskip("mcp", reason="the official MCP SDK (the interop extra) is not "
                           "installed")
@@ -409,3 +412,55 @@ async def test_requests_of_concurrent_calls_go_on_the_get_stream_and_are_answere
     finally:
         await app.aclose()
     assert [a.structured_content for a in answers] == [{"result": f"C<p{n}>"} for n in range(4)]
+
+
+OPS = ("sample", "elicit", "roots", "log", "progress", "remember", "recall")
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.tuples(st.sampled_from(OPS), st.sampled_from(OPS)), min_size=1, max_size=8))
+def test_interleaved_sessions_never_see_each_other(rounds: list[tuple[str, str]]) -> None:
+    """Two sessions, each round one operation of each at once: every answer, log line,
+    progress event and server-to-client request a session sees is its own."""
+    anyio.run(_interleaved, rounds)
+
+
+async def _interleaved(rounds: list[tuple[str, str]]) -> None:
+    tags = ("ALPHA", "BRAVO")
+    seen: dict[str, list[Any]] = {tag: [] for tag in tags}
+    held = {tag: "" for tag in tags}  # what each session's child holds: the model
+    app = StdioBridge(OWN, isolation="session")
+
+    async def one(client: Any, tag: str, op: str, n: int) -> None:
+        progress: list[Any] = []
+
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            progress.append(done)
+
+        arguments: dict[str, Any] = {
+            "sample": {"prompt": f"{tag}{n}"}, "elicit": {"question": f"{tag}{n}"},
+            "log": {"message": f"{tag}{n}"}, "progress": {"steps": 2},
+            "remember": {"value": f"{tag}{n}"}}.get(op, {})
+        answer = (await client.call_tool(op, arguments, progress_callback=on_progress)
+                  ).structured_content["result"]
+        expected: Any = {"sample": f"{tag}<{tag}{n}>", "elicit": f"accept:{tag}:{tag}{n}",
+                         "roots": [f"file:///srv/{tag}"], "log": "logged",
+                         "progress": "done in 2 steps", "remember": held[tag],
+                         "recall": held[tag]}[op]
+        assert answer == expected, (op, tag)
+        if op == "remember":
+            held[tag] = f"{tag}{n}"
+        assert progress == ([1, 2] if op == "progress" else [])
+
+    try:
+        async with serving(app, timeout=120) as url, \
+                mcp.Client(url, mode="legacy", **callbacks(tags[0], seen[tags[0]])) as a, \
+                mcp.Client(url, mode="legacy", **callbacks(tags[1], seen[tags[1]])) as b:
+            for n, (op_a, op_b) in enumerate(rounds):
+                await asyncio.gather(one(a, tags[0], op_a, n), one(b, tags[1], op_b, n))
+    finally:
+        await app.aclose()
+    for tag, other in zip(tags, reversed(tags)):
+        assert not any(other in repr(item) for item in seen[tag]), seen[tag]
+        logs = [item for item in seen[tag] if item[0] == "log"]
+        assert len(logs) == sum(op == "log" for op in (r[tags.index(tag)] for r in rounds))
