@@ -11,9 +11,11 @@ import os
 from pydantic import BaseModel
 
 try:  # SDK 2.x
-    from mcp.server.mcpserver import Context, MCPServer as Server
+    from mcp.server.mcpserver import Context
+    from mcp.server.mcpserver import MCPServer as Server
 except ImportError:  # the handshake era, mcp<2
-    from mcp.server.fastmcp import Context, FastMCP as Server  # type: ignore[no-redef]
+    from mcp.server.fastmcp import Context  # type: ignore[no-redef]
+    from mcp.server.fastmcp import FastMCP as Server
 from mcp.types import SamplingMessage, TextContent
 
 server = Server("rpcline-own-server")

@@ -47,8 +47,8 @@ def isolation(args: argparse.Namespace) -> dict[str, Any]:
     if args.isolation == "shared":
         return {}
     idle = 600.0 if args.session_idle_timeout is None else args.session_idle_timeout
-    return dict(isolation=args.isolation, max_children=args.max_children,
-                session_idle_timeout=idle or None, prestart=args.prestart or 0)
+    return {"isolation": args.isolation, "max_children": args.max_children,
+            "session_idle_timeout": idle or None, "prestart": args.prestart or 0}
 
 
 class Apps:
