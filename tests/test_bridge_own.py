@@ -464,3 +464,61 @@ async def _interleaved(rounds: list[tuple[str, str]]) -> None:
         assert not any(other in repr(item) for item in seen[tag]), seen[tag]
         logs = [item for item in seen[tag] if item[0] == "log"]
         assert len(logs) == sum(op == "log" for op in (r[tags.index(tag)] for r in rounds))
+
+
+async def test_an_evicted_session_s_child_stops() -> None:
+    app = StdioBridge(PEER, isolation="session", max_sessions=1)
+    try:
+        async with serving(app) as url, httpx.AsyncClient(timeout=30) as http:
+            async with session_of(http, url) as first:
+                answer = await http.post(url, content=tool(1, "environment", {"names": []}),
+                                         headers=first)
+                pid = answer.json()["result"]["pid"]
+                async with session_of(http, url):  # the first, idle, makes room
+                    gone = await http.post(url, content=tool(2, "environment", {"names": []}),
+                                           headers=first)
+                    assert gone.status_code == 404
+                    for _ in range(100):
+                        if not Path(f"/proc/{pid}").exists():
+                            break
+                        await asyncio.sleep(0.05)
+                    assert not Path(f"/proc/{pid}").exists()
+    finally:
+        await app.aclose()
+
+
+async def test_the_initialize_is_forwarded_as_sent_and_replayed_after_a_crash(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "received.jsonl"
+    monkeypatch.setenv("PEER_LOG", str(log))
+    app = StdioBridge(PEER, isolation="session", env=["PEER_LOG"])
+    params = {"protocolVersion": "2025-06-18", "clientInfo": {"name": "mine", "version": "7"},
+              "capabilities": {"sampling": {}, "roots": {"listChanged": True}}}
+    try:
+        async with serving(app) as url, httpx.AsyncClient(timeout=30) as http:
+            opened = await http.post(url, headers=HEADERS, content=orjson.dumps(
+                {"jsonrpc": "2.0", "id": "x", "method": "initialize", "params": params}))
+            assert opened.json()["id"] == "x"
+            headers = {**HEADERS, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+            await http.post(url, headers=headers, content=orjson.dumps(
+                {"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            await http.post(url, headers=headers, content=orjson.dumps(
+                {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}))
+            await http.post(url, content=tool(1, "close"), headers=headers)  # it dies
+            answer = await http.post(url, content=tool(2, "environment", {"names": []}),
+                                     headers=headers)
+            for _ in range(100):
+                if "pid" in answer.text:
+                    break
+                await asyncio.sleep(0.1)  # in its backoff: told when, then started again
+                answer = await http.post(url, content=tool(2, "environment", {"names": []}),
+                                         headers=headers)
+            assert "pid" in answer.text
+    finally:
+        await app.aclose()
+    got = [orjson.loads(line) for line in log.read_bytes().splitlines()]
+    methods = [m.get("method") for m in got]
+    assert [m["params"] for m in got if m.get("method") == "initialize"] == [params, params]
+    assert methods[:4] == ["initialize", "notifications/initialized",
+                           "notifications/roots/list_changed", "tools/call"]
+    assert methods[4:6] == ["initialize", "notifications/initialized"]  # the bridge's, again
