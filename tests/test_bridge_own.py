@@ -282,12 +282,13 @@ async def test_each_session_gets_its_own_initialize_forwarded_as_sent() -> None:
 class WithIdentity:
     """The scope an ``rpcline.auth`` resource server leaves: the caller in X-Test-Caller."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, default: bytes | None = None) -> None:
         self.app = app
+        self.default = default
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            caller = dict(scope["headers"]).get(b"x-test-caller")
+            caller = dict(scope["headers"]).get(b"x-test-caller", self.default)
             if caller is not None:
                 scope[IDENTITY] = Identity(caller.decode(), None, frozenset(), "https://issuer")
         await self.app(scope, receive, send)
@@ -522,3 +523,46 @@ async def test_the_initialize_is_forwarded_as_sent_and_replayed_after_a_crash(
     assert methods[:4] == ["initialize", "notifications/initialized",
                            "notifications/roots/list_changed", "tools/call"]
     assert methods[4:6] == ["initialize", "notifications/initialized"]  # the bridge's, again
+
+
+@pytest.mark.parametrize("isolation", ["session", "identity"])
+async def test_a_2026_client_is_asked_through_input_required_rounds(isolation: str) -> None:
+    """A handshake-era child asks mid-call (sampling, elicitation, roots); the 2026-07-28
+    client, which has no server-to-client requests, gets each as an input_required round,
+    answers it with its callbacks, and gets the tool's real result."""
+    command = mcp1_command()
+    app = StdioBridge(command, isolation=isolation)
+    seen: list[Any] = []
+    try:
+        async with serving(WithIdentity(app, b"carol"), timeout=120) as url, \
+                mcp.Client(url, mode="2026-07-28", **callbacks("MODERN", seen)) as client:
+            sample = await client.call_tool("sample", {"prompt": "p"})
+            elicit = await client.call_tool("elicit", {"question": "q"})
+            roots = await client.call_tool("roots", {})
+            twice = await asyncio.gather(client.call_tool("recall", {}),
+                                         client.call_tool("remember", {"value": "v"}))
+    finally:
+        await app.aclose()
+    assert app.handshake_only
+    assert sample.structured_content == {"result": "MODERN<p>"}
+    assert elicit.structured_content == {"result": "accept:MODERN:q"}
+    assert roots.structured_content == {"result": ["file:///srv/MODERN"]}
+    assert [t.is_error for t in twice] == [False, False]
+    assert [s[0] for s in seen] == ["sampling", "elicitation", "roots"]
+    assert not app.rounds.waiting
+
+
+async def test_a_request_state_not_the_bridge_s_is_not_taken() -> None:
+    command = mcp1_command()
+    app = StdioBridge(command, isolation="identity")
+    try:
+        async with serving(WithIdentity(app, b"dave"), timeout=120) as url, \
+                httpx.AsyncClient(timeout=60) as http:
+            body, headers = call_tool(1, "recall", {})
+            forged = orjson.loads(body)
+            forged["params"]["requestState"] = "0" * 32 + "." + "0" * 64
+            forged["params"]["inputResponses"] = {"1": {"action": "decline"}}
+            answer = await http.post(url, content=orjson.dumps(forged), headers=headers)
+            assert answer.json()["result"]["structuredContent"] == {"result": ""}  # a new call
+    finally:
+        await app.aclose()

@@ -43,6 +43,7 @@ from rpcline._gateway.child_stderr import check as check_stderr
 from rpcline._gateway.observe import WATCH, Hooks, watch
 from rpcline._gateway.cors import Cors
 from rpcline._gateway.bridge_own import OwnBridge
+from rpcline._gateway.input_rounds import Rounds
 from rpcline._gateway.own_children import Owner, OwnChildren, check_mode
 from rpcline._gateway.pool import HANDSHAKE_TIMEOUT, Pool
 from rpcline._gateway.relay_types import (
@@ -184,6 +185,7 @@ class StdioBridge(OwnBridge):
             self.sessions = Sessions(key, max_sessions, self.legacy)
         else:
             self.sessions = Sessions(key, max_sessions, on_close=self._session_closed)
+            self.rounds = Rounds()
             self.own = OwnChildren(self.isolation, self._new_owner, max_children=max_children,
                                    idle_timeout=session_idle_timeout, prestart=prestart,
                                    end=self._end_owner)
@@ -251,6 +253,8 @@ class StdioBridge(OwnBridge):
         while self._in_flight() and loop.time() < deadline and not self._aborted:
             await asyncio.sleep(0.05)
         grace = 0.0 if self._aborted else 2.0
+        if self.own is not None:
+            self.rounds.close()
         own = () if self.own is None else (self.own.close(grace),)
         await asyncio.gather(self.modern.stop(grace), self.legacy.stop(grace), *own)
         self.log(self.summary())

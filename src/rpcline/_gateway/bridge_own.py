@@ -22,21 +22,19 @@ from rpcline._gateway import bridge_eras as eras
 from rpcline._gateway import bridge_lines as lines
 from rpcline._gateway import fair, own_requests
 from rpcline._gateway.asgi import VERDICT, Receive, Scope, Send, respond
-from rpcline._gateway.bridge_http import (
-    INVALID_REQUEST,
-    JSON,
-    MCP,
-    Headers,
-    accepts,
-    refuse,
-)
-from rpcline._gateway.bridge_sessions import Session, Sessions, owner_of
+from rpcline._gateway.bridge_http import (INVALID_REQUEST, JSON, MCP, Headers, accepts,
+                                          answer_call, refuse)
+from rpcline._gateway.input_rounds import Round, Rounds, answer_line
+from rpcline._gateway.bridge_sessions import Session, Sessions, owner_of, param
 from rpcline._gateway.own_children import Key, OwnChildren, Owner
 from rpcline._gateway.pool import HANDSHAKE_TIMEOUT, Pool
 from rpcline._gateway.relay_lines import failure
 from rpcline._gateway.shared_child import Call, SharedChild
 
 SESSION_HEADER: Final = b"mcp-session-id"
+# What the bridge's own handshake with a 2026-07-28 caller's child declares: a request for
+# any of these is relayed to the caller as an ``input_required`` round.
+ASKABLE: Final[dict[str, Any]] = {"sampling": {}, "elicitation": {}, "roots": {}}
 NO_IDENTITY: Final = ("this server gives each caller a child of its own (--isolation), and "
                       "this request names no caller: it needs an access token the gateway "
                       "checks (rpcline serve --auth-issuer)")
@@ -46,6 +44,7 @@ class OwnBridge:
     """What ``StdioBridge`` does with children of one's own (see the module)."""
 
     own: OwnChildren | None
+    rounds: Rounds
     isolation: str
     sessions: Sessions
     handshake_only: bool
@@ -78,7 +77,7 @@ class OwnBridge:
         needed, its 2025-era child initialized with what its first session sent."""
         owner = Owner(serial, identity)
         options: Any = self._child_options
-        asks = functools.partial(own_requests.ask_client, owner)
+        asks = functools.partial(own_requests.ask_client, owner, self.rounds)
         owner.legacy = Pool("2025", self._command, 1, first=serial, on_request=asks,
                             on_notification=functools.partial(self._from_own, owner),
                             prepare=functools.partial(self._own_handshake, owner), **options)
@@ -128,7 +127,9 @@ class OwnBridge:
         """``Pool.prepare`` of a child of one's own: the ``initialize`` its first session
         sent (or, for a 2026-07-28 caller's, the bridge's own); ``initialized`` follows from
         the client, or from the bridge when the client sent it already (a restart)."""
-        params = self._handshake_params if owner.params is None else owner.params
+        params = owner.params
+        if params is None:  # a 2026-07-28 caller's: what it may be asked, through rounds
+            params = {**self._handshake_params, "capabilities": ASKABLE}
         call = child.ask("initialize", params)
         await asyncio.wait_for(call.wait(), HANDSHAKE_TIMEOUT)
         assert call.answer is not None
@@ -200,6 +201,12 @@ class OwnBridge:
             return await self._too_many_children(r.id, send)
         if self.handshake_only and r.method not in eras.FORWARDED:
             return await self._translated(r, receive, send, owner)
+        line = r.line
+        assert type(line) is bytes
+        if b'"requestState"' in line and self.handshake_only:  # a retry: one of ours?
+            round = self.rounds.resume(param(line, "requestState"), identity)
+            if round is not None:
+                return await self._resumed(scope, r, round, owner, receive, send)
 
         async def forward(send: Send) -> None:
             if not self.handshake_only:
@@ -218,3 +225,22 @@ class OwnBridge:
         answer = failure(id, "Too many children", f"--max-children {self.own.max_children} "
                          "children of their own run, each busy or in a session; try again")
         await respond(send, 503, answer, [JSON, fair.RETRY_AFTER])
+
+    async def _resumed(self, scope: Scope, r: Route, round: Round, owner: Owner,
+                       receive: Receive, send: Send) -> None:
+        """A 2026-07-28 caller's retry of a call whose child asked it something: the
+        child gets the client's response, the retry the call's answer (``input_rounds``)."""
+        assert r.id is not None and r.method is not None and type(r.line) is bytes
+        child, call, method = round.child, round.call, r.method
+        child.write(answer_line(round, param(r.line, "inputResponses")))
+        child.rearm(call, r.id, self._deadline())
+        if call.answer:  # it came meanwhile, under the first call's id
+            call.answer = route(call.answer).with_id(r.id)
+        stamp = None if owner.initialized is None else eras.server_info(owner.initialized)
+
+        async def forward() -> Call:
+            await answer_call(child, call, receive, send, [], self._modern_status,
+                              lambda answer: eras.completed(answer, method, stamp))
+            return call
+
+        await self._limited(scope, None, r, send, [], forward)

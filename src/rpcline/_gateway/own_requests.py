@@ -7,8 +7,10 @@ call's POST stream, as the SDK's server sends a related request; otherwise on th
 stream of the owner's session (the one with a stream open, else the latest). Its id is the
 bridge's (``Owner.asked``, a counter of the owner's), so a client sees ids no other child
 chose; the client's answer, POSTed back, reaches the child with the child's own id. A
-request nobody can be asked (a caller with no 2025-era session: the 2026-07-28 era has no
-server-to-client requests) is answered by the bridge, as a shared child's is.
+request during a 2026-07-28 call, the only one on the child, becomes that call's
+``input_required`` (``input_rounds``); one the bridge cannot place (a 2026-07-28 call among
+others in flight), or nobody can be asked, is answered by the bridge with an error saying
+why (``ping``: ``{}``), as a shared child's is.
 """
 
 from __future__ import annotations
@@ -18,15 +20,18 @@ from typing import TYPE_CHECKING, Any, Final
 from rpcline._core.route import Route
 from rpcline._gateway import bridge_lines as lines
 from rpcline._gateway.relay_lines import failure
-from rpcline._gateway.shared_child import SharedChild
+from rpcline._gateway.input_rounds import Rounds
+from rpcline._gateway.shared_child import Call, SharedChild
 
 if TYPE_CHECKING:
     from rpcline._gateway.bridge_sessions import Session
     from rpcline._gateway.own_children import Owner
 
 MAX_ASKED: Final = 1024  # a child's requests a client has not answered, at most
-NO_SESSION: Final = ("this caller has no 2025-era session to ask; a 2026-07-28 request "
-                     "carries no server-to-client request (rpcline serve does not bridge them)")
+NO_SESSION: Final = ("this caller has no 2025-era session to ask, and a 2026-07-28 client is "
+                     "asked only sampling, elicitation or roots")
+UNTOLD: Final = ("rpcline serve cannot tell which of the calls in flight on this server the "
+                 "request belongs to (one of them is a 2026-07-28 caller's)")
 
 
 class Asked:
@@ -38,8 +43,16 @@ class Asked:
         self.session = session
 
 
-def ask_client(owner: Owner, child: SharedChild, r: Route) -> None:
-    """Send the child's request ``r`` to the client it concerns, with an id of the owner's."""
+def ask_client(owner: Owner, rounds: Rounds, child: SharedChild, r: Route) -> None:
+    """Send the child's request ``r`` to the client it concerns, with an id of the owner's;
+    one during a 2026-07-28 call, as that call's ``input_required`` (``input_rounds``)."""
+    modern = _modern_calls(owner, child)
+    if modern:
+        if len(child.calls) == 1 and rounds.open(child, modern[0], r, owner.identity):
+            return
+        child.write(lines.answer_child_request(r) if r.method == "ping" else _refused(
+            r, UNTOLD if len(child.calls) > 1 else NO_SESSION))
+        return
     session, call = _target(owner, child)
     if session is None or len(owner.asked) >= MAX_ASKED:
         child.write(lines.answer_child_request(r) if session is None and r.method == "ping"
@@ -75,6 +88,15 @@ def forget(owner: Owner, session: Session) -> None:
             del owner.asked[id]
             asked.child.write(failure(asked.child_id, "Connection closed",
                                       "the client ended its session"))
+
+
+def _modern_calls(owner: Owner, child: SharedChild) -> list[Call]:
+    """The child's calls in flight for a 2026-07-28 request (no session's, nor the bridge's)."""
+    if not any(call.caller_id is not None for call in child.calls.values()):
+        return []
+    of_sessions = {id(call) for session in owner.sessions for call in session.calls.values()}
+    return [call for call in child.calls.values()
+            if call.caller_id is not None and id(call) not in of_sessions]
 
 
 def _target(owner: Owner, child: SharedChild) -> tuple[Session | None, Any]:

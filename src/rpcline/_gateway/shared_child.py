@@ -338,6 +338,20 @@ class SharedChild:
         if self._drop(call.child_id) is not None and self.gone is None:
             self.write(lines.cancelled(call.child_id, reason))
 
+    def rearm(self, call: Call, caller_id: RequestId, deadline: float | None) -> None:
+        """``call``, in flight on this child, answers ``caller_id`` now, by ``deadline``
+        (a 2026-07-28 caller's retry that resumes it: ``input_rounds``)."""
+        self.bounds.answered(call.caller_id)
+        self.bounds.add(caller_id)
+        call.caller_id, call.deadline = caller_id, deadline
+        if call._timer is not None:
+            call._timer.cancel()
+        timeout = self.limits.request_timeout
+        if deadline is None and timeout is not None:
+            deadline = asyncio.get_running_loop().time() + timeout
+        if deadline is not None:
+            call._timer = asyncio.get_running_loop().call_at(deadline, self._time_out, call)
+
     def write(self, line: bytes) -> None:
         """A line to the child (its LF added), while it takes input."""
         if self.gone is None:
