@@ -23,26 +23,24 @@ import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
-
 import rpcline
 from rpcline import http
 from rpcline._gateway import bridge_eras as eras
 from rpcline._gateway import bridge_lines as lines
-from rpcline._gateway import fair
-from rpcline._gateway import own_requests
+from rpcline._gateway import fair, own_requests
 from rpcline._gateway.asgi import (HANDSHAKE_PROTOCOL_VERSIONS, MAX_BODY_BYTES, TOO_LARGE, VERDICT,
                                    Receive, Scope, Send, is_modern, read_body, respond)
 from rpcline._gateway.bridge_health import server_health
-from rpcline._gateway.bridge_http import (JSON, MCP, NAMED, Headers, accepts,
-                                          answer_call, bearer_matches, content_type,
-                                          is_exactly_json, logged, refuse, says_json, stream)
+from rpcline._gateway.bridge_own import OwnBridge
+from rpcline._gateway.bridge_http import (JSON, MCP, NAMED, Headers, accepts, answer_call,
+                                          bearer_matches, content_type, is_exactly_json, logged,
+                                          refuse, says_json, stream)
 from rpcline._gateway.bridge_sessions import (LEVELS, Session, Sessions, owned_by, owner_of,
                                               param)
 from rpcline._gateway.child import child_environment
 from rpcline._gateway.child_stderr import check as check_stderr
 from rpcline._gateway.observe import WATCH, Hooks, watch
 from rpcline._gateway.cors import Cors
-from rpcline._gateway.bridge_own import OwnBridge
 from rpcline._gateway.input_rounds import Rounds
 from rpcline._gateway.own_children import Owner, OwnChildren, check_mode
 from rpcline._gateway.pool import HANDSHAKE_TIMEOUT, Pool
@@ -65,6 +63,7 @@ NEWEST_HANDSHAKE: Final = HANDSHAKE_PROTOCOL_VERSIONS[-1]
 # few seconds gets through; a stuck one does not hold the stop for long: with the children's
 # own stop, well within the 10 s a container manager gives before SIGKILL).
 DEFAULT_SHUTDOWN_GRACE: Final = 5.0
+
 
 def __dir__() -> list[str]:
     return sorted(__all__)
