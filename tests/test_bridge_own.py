@@ -360,6 +360,8 @@ async def test_prestarted_children_serve_new_sessions() -> None:
 def test_an_unknown_isolation_is_refused() -> None:
     with pytest.raises(ValueError, match="isolation must be one of"):
         StdioBridge(PEER, isolation="process")
+    with pytest.raises(ValueError, match="children is for isolation='shared'"):
+        StdioBridge(PEER, isolation="session", children=2)
 
 
 async def test_rpcline_serve_isolation_session_asks_the_client_back() -> None:
@@ -388,6 +390,7 @@ async def test_rpcline_serve_isolation_session_asks_the_client_back() -> None:
 @pytest.mark.parametrize("options, said", [
     (["--isolation", "identity"], "--isolation identity needs --auth-issuer"),
     (["--max-children", "3"], "--max-children: only with --isolation session or identity"),
+    (["--isolation", "session", "--children", "2"], "--children 2: only with --isolation shared"),
     (["--prestart", "1", "--session-idle-timeout", "5"],
      "--session-idle-timeout, --prestart: only with --isolation"),
 ])

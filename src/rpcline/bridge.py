@@ -143,6 +143,8 @@ class StdioBridge(OwnBridge):
         if not shutdown_grace >= 0:
             raise ValueError(f"shutdown_grace must be >= 0 seconds, not {shutdown_grace!r}")
         self.isolation = check_mode(isolation)
+        if self.isolation != "shared" and children != 1:
+            raise ValueError("children is for isolation='shared': a child of one's own is one")
         fair.check_bound("max_children", max_children, 1)
         fair.check_bound("prestart", prestart, 0)
         if session_idle_timeout is not None and not session_idle_timeout > 0:

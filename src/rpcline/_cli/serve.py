@@ -320,6 +320,9 @@ def _isolation_refused(args: argparse.Namespace) -> str | None:
     if args.isolation == "identity" and args.auth_issuer is None:
         return ("--isolation identity needs --auth-issuer: a caller is who a checked access "
                 "token names (one --token-env token names nobody in particular)")
+    if args.isolation != "shared" and args.children != 1:
+        return (f"--children {args.children}: only with --isolation shared (a child of "
+                "one's own is one process)")
     if args.isolation == "shared":
         given = [flag for flag, value in (("--max-children", args.max_children),
                                           ("--session-idle-timeout", args.session_idle_timeout),
