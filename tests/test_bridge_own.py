@@ -569,3 +569,20 @@ async def test_a_request_state_not_the_bridge_s_is_not_taken() -> None:
             assert answer.json()["result"]["structuredContent"] == {"result": ""}  # a new call
     finally:
         await app.aclose()
+
+
+async def test_a_shared_child_still_asks_nobody() -> None:
+    """Shared mode as it was: the child's sampling is answered -32601 by the bridge, and no
+    client's callback is called."""
+    app = StdioBridge(OWN)
+    seen: list[Any] = []
+    try:
+        async with serving(app, timeout=120) as url, \
+                mcp.Client(url, mode="legacy", **callbacks("S", seen)) as client:
+            with pytest.raises(mcp.MCPError, match="Method not found: sampling/createMessage"):
+                await client.call_tool("sample", {"prompt": "p"})
+            ping = await client.call_tool("ping_client", {})
+    finally:
+        await app.aclose()
+    assert ping.structured_content == {"result": "pong"}
+    assert not any(s[0] == "sampling" for s in seen)
