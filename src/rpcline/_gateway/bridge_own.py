@@ -122,6 +122,7 @@ class OwnBridge:
         assert initialized is not None
         await respond(send, 200, initialized.with_id(r.id),
                       [JSON, (SESSION_HEADER, session.id.encode())])
+        self.own.warm_up()
 
     async def _own_handshake(self, owner: Owner, child: SharedChild) -> None:
         """``Pool.prepare`` of a child of one's own: the ``initialize`` its first session

@@ -127,7 +127,6 @@ class OwnChildren:
         owner.idle_since = asyncio.get_running_loop().time()
         self.owners.add(owner)
         self.started += 1
-        self._keep_warm()
         if self._sweeper is None and self.idle_timeout is not None:
             self._sweeper = asyncio.create_task(self._sweep(self.idle_timeout))
         return owner
@@ -146,6 +145,8 @@ class OwnChildren:
             self.warm.append(owner)
 
     def warm_up(self) -> None:
+        """Start warm children until ``prestart`` wait: after a session's ``initialize`` was
+        answered (a process start holds the loop for a moment: not while one waits)."""
         self._keep_warm()
 
     def release(self, owner: Owner) -> None:
