@@ -3,8 +3,10 @@
     python benchmarks/serve_isolation.py [--rounds 5] [--seconds 3] [--clients 16]
 
 In interleaved rounds (the order alternates), the same minimal child
-(benchmarks/fast_child.py) is served by ``rpcline serve`` ("shared"), ``rpcline serve
---isolation session`` ("session") and the same with ``--prestart 2`` ("session, prestart").
+(benchmarks/fast_child.py) is served by ``rpcline serve`` ("shared"), the same with
+``--children 16`` (the control: as many children and pipes as session mode has at 16
+clients), ``rpcline serve --isolation session`` ("session") and the same with ``--prestart
+2`` ("session, prestart").
 At ``--clients`` keep-alive 2025-era clients (benchmarks/_serve_load.py; each a session, so
 a child each in session mode, started before the measured window): throughput and the
 gateway's CPU per call, medians over rounds, and their ratio to shared mode (target: CPU a
@@ -29,7 +31,8 @@ from rpcline._build_info import describe
 
 CHILD = serve.CHILDREN["fast"]
 SHARED, SESSION, PRESTART = "shared", "session", "session, prestart 2"
-FLAGS = {SHARED: [], SESSION: ["--isolation", "session"],
+SIXTEEN = "shared, 16 children"  # the control: as many pipes as session mode, shared
+FLAGS = {SHARED: [], SIXTEEN: ["--children", "16"], SESSION: ["--isolation", "session"],
          PRESTART: ["--isolation", "session", "--prestart", "2"]}
 INITIALIZE = orjson.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {},
