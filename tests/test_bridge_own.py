@@ -10,6 +10,7 @@ and no descriptor left behind).
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -34,6 +35,7 @@ from mcp.client.stdio import StdioServerParameters
 from test_bridge import call_tool
 
 from rpcline._gateway.auth_identity import IDENTITY, Identity
+from rpcline._gateway.own_children import Owner
 from rpcline.bridge import StdioBridge
 
 pytestmark = pytest.mark.anyio
@@ -191,12 +193,22 @@ def fds() -> list[str]:
     return sorted(out)
 
 
+def resident_kb() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
 def descriptors() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
+SESSIONS = int(os.environ.get("RPCLINE_TEST_OWN_SESSIONS", "200"))  # 1000: issue 39's count
+
+
 @pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="needs /proc")
-async def test_two_hundred_sessions_leave_no_process_and_no_descriptor() -> None:
+async def test_many_sessions_leave_no_process_and_no_descriptor() -> None:
     app = StdioBridge(PEER, isolation="session", max_children=4)
     try:
         async with serving(app, timeout=240) as url, httpx.AsyncClient(timeout=30) as http:
@@ -204,6 +216,7 @@ async def test_two_hundred_sessions_leave_no_process_and_no_descriptor() -> None
                 pass
             await asyncio.sleep(0.5)
             before_fds, before_children, before = descriptors(), children_of_this_process(), fds()
+            rss = resident_kb()
 
             async def one(n: int) -> int:
                 async with session_of(http, url) as headers:
@@ -212,9 +225,9 @@ async def test_two_hundred_sessions_leave_no_process_and_no_descriptor() -> None
                     return int(answer["result"]["pid"])
 
             pids = set()
-            for n in range(0, 200, 4):  # four at a time: max_children
+            for n in range(0, SESSIONS, 4):  # four at a time: max_children
                 pids |= set(await asyncio.gather(*(one(n + k) for k in range(4))))
-            assert len(pids) == 200  # a child each
+            assert len(pids) == SESSIONS  # a child each
             for _ in range(100):
                 if not app.own.stopping and children_of_this_process() == before_children:
                     break
@@ -225,7 +238,19 @@ async def test_two_hundred_sessions_leave_no_process_and_no_descriptor() -> None
             assert [f for f in fds() if not f.startswith("socket:")] == [
                 f for f in before if not f.startswith("socket:")]
             assert descriptors() <= before_fds + 2 * 4
-            assert app.own.started == 201 and len(app.own) == 0
+            assert app.own.started == SESSIONS + 1 and len(app.own) == 0
+            # No owner outlives its session but for a moment (a timer of its child's end
+            # may hold it a few seconds): what is alive is bounded, whatever SESSIONS is.
+            gc.collect()
+            alive = sum(isinstance(o, Owner) for o in gc.get_objects())
+            assert alive <= 16, alive
+            # The process's RSS (the bridge, httpx, uvicorn) grew by about 5 kB a session
+            # on CPython 3.11 (1,000: 5 MB) while neither the objects (above) nor the
+            # Python allocations tracemalloc sees (about 130 kB, whatever the count) did:
+            # memory outside them (the C allocator's, presumably). Bounded loosely here.
+            grown = resident_kb() - rss
+            print(f"{SESSIONS} sessions: RSS {rss} kB before, grown by {grown} kB")
+            assert grown < 16 * 1024, grown
     finally:
         await app.aclose()
 
