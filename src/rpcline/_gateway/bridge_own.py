@@ -234,8 +234,9 @@ class OwnBridge:
         assert r.id is not None and r.method is not None and type(r.line) is bytes
         child, call, method = round.child, round.call, r.method
         child.write(answer_line(round, param(r.line, "inputResponses")))
-        child.rearm(call, r.id, self._deadline())
-        if call.answer:  # it came meanwhile, under the first call's id
+        if call.answer is None:
+            child.rearm(call, r.id, self._deadline())
+        elif call.answer:  # it ended meanwhile (the child's end, say), under the first id
             call.answer = route(call.answer).with_id(r.id)
         stamp = None if owner.initialized is None else eras.server_info(owner.initialized)
 
