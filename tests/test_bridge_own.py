@@ -611,3 +611,36 @@ async def test_a_shared_child_still_asks_nobody() -> None:
         await app.aclose()
     assert ping.structured_content == {"result": "pong"}
     assert not any(s[0] == "sampling" for s in seen)
+
+
+async def test_a_round_nobody_resumes_is_cancelled_on_the_child(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from rpcline._gateway import input_rounds
+
+    monkeypatch.setattr(input_rounds, "ROUND_TIMEOUT", 0.3)
+    app = StdioBridge(mcp1_command(), isolation="identity")
+    try:
+        async with serving(WithIdentity(app, b"erin"), timeout=120) as url, \
+                httpx.AsyncClient(timeout=60) as http:
+            body, headers = call_tool(1, "elicit", {"question": "q"})
+            first = (await http.post(url, content=body, headers=headers)).json()["result"]
+            assert first["resultType"] == "input_required"
+            asked = first["inputRequests"]["1"]
+            assert asked["method"] == "elicitation/create"
+            assert asked["params"]["message"] == "q"
+            assert "id" not in asked
+            nonce, _, signature = first["requestState"].partition(".")
+            assert len(nonce) == 32 and len(signature) == 64
+            await asyncio.sleep(1.0)
+            assert not app.rounds.waiting  # expired: the child was answered and told
+            late = orjson.loads(body)
+            late["id"] = 2
+            late["params"]["requestState"] = first["requestState"]
+            late["params"]["inputResponses"] = {"1": {"action": "accept",
+                                                      "content": {"answer": "a"}}}
+            again = await http.post(url, content=orjson.dumps(late), headers=headers)
+            result = again.json()["result"]  # not the bridge's any more: a new call
+            assert result["resultType"] == "input_required"
+            assert result["requestState"] != first["requestState"]
+    finally:
+        await app.aclose()
