@@ -240,7 +240,7 @@ class OwnBridge:
             call.answer = route(call.answer).with_id(r.id)
         stamp = None if owner.initialized is None else eras.server_info(owner.initialized)
 
-        async def forward() -> Call:
+        async def forward(send: Send) -> Call:
             await answer_call(child, call, receive, send, [], self._modern_status,
                               lambda answer: eras.completed(answer, method, stamp))
             return call
