@@ -18,7 +18,6 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -28,6 +27,7 @@ mcp = pytest.importorskip("mcp", reason="the official MCP SDK (the interop extra
                           "installed")
 pytest.importorskip("uvicorn", reason="uvicorn (the interop extra) is not installed")
 httpx = pytest.importorskip("httpx", reason="httpx comes with the MCP SDK")
+anyio = pytest.importorskip("anyio", reason="anyio comes with the MCP SDK")
 
 from _asgi import serving
 from mcp import types
