@@ -225,7 +225,9 @@ def test_each_named_server_is_served_at_its_path_in_both_eras_and_one_down_spare
             "alpha": "up", "beta": "up", "gamma": "up", "broken": "down"}
         assert shown["default"]["state"] == "up" and shown["default"]["sessions"] == 1
         assert shown["servers"]["alpha"]["sessions"] == 1
-        assert shown["servers"]["beta"]["pids"] == [beta["pid"]]
+        [child] = shown["servers"]["beta"]["children"]  # beta's 2026 child: a call started it
+        assert child["pid"] == beta["pid"] and child["era"] == "2026"
+        assert child["rss_kb"] > 1000 and child["fds"] >= 3  # a Python process; stdio at least
         for secret in ("bridge_peer", "no-such", "--flag", "BETA_SECRET", str(folder)):
             assert secret not in ready.text
         assert httpx.post(serve.url + "/readyz", timeout=30).status_code == 405
@@ -406,3 +408,80 @@ def test_an_entry_s_scopes_are_oauth_scope_tokens() -> None:
     for bad in (b'"git write"', b'["git write"]', b'[3]', b'["a\\"b"]'):
         with pytest.raises(ConfigError, match='"scopes" must be a list of OAuth scope tokens'):
             parse(b'{"mcpServers": {"git": {"command": "x", "scopes": %s}}}' % bad)
+
+
+def test_an_entry_s_isolation_is_one_of_the_modes() -> None:
+    found = parse(b'{"mcpServers": {"a": {"command": "x", "isolation": "session"}, '
+                  b'"b": {"command": "x"}}}')
+    assert found["a"].isolation == "session" and found["b"].isolation is None
+    assert found["a"] != ServerSpec("a", ("x",))  # a reload restarts a server it changed
+    for bad in (b'"private"', b'true', b'["session"]'):
+        with pytest.raises(ConfigError, match='"isolation" must be one of shared, session, '
+                                              'identity'):
+            parse(b'{"mcpServers": {\n"a": {"command": "x", "isolation": %s}}}' % bad, "m")
+
+
+ENVIRONMENT = request(1, "tools/call", {"name": "environment", "arguments": {"names": []}})
+
+
+def test_an_entry_s_isolation_is_its_own_and_the_flag_s_is_the_rest_s(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "mcp.json", {
+        "own": peer(isolation="session"), "flagged": peer(), "kept": peer(isolation="shared")})
+    serve = Serve("--config", config, "--isolation", "session", "--max-children", "4")
+    try:
+        pids = {}
+        for name in ("own", "flagged", "kept"):
+            path = f"/servers/{name}/mcp"
+            pids[name] = set()
+            for _ in range(2):  # two sessions each: a child each, or one child for both
+                session = open_session(serve, path)
+                answer = serve.post(path, ENVIRONMENT, session).json()
+                pids[name].add(answer["result"]["pid"])
+        assert len(pids["own"]) == 2 and len(pids["flagged"]) == 2  # the flag's, as it says
+        assert len(pids["kept"]) == 1  # the entry's "shared" wins over --isolation session
+        shown = httpx.get(serve.url + "/readyz", timeout=30).json()["servers"]
+        assert shown["own"]["own_children"] == 2 and "own_children" not in shown["kept"]
+        # Children of one's own are listed, each with what it costs.
+        assert {child["pid"] for child in shown["own"]["children"]} == pids["own"]
+        assert all(child["rss_kb"] > 1000 and child["fds"] >= 3
+                   for child in shown["own"]["children"])
+    finally:
+        serve.close()
+
+
+@pytest.mark.parametrize(("entry", "flags", "said"), [
+    ({"isolation": "identity"}, [], '"isolation": "identity" needs --auth-issuer'),
+    ({}, ["--prestart", "1"], "--prestart: only with --isolation session or identity"),
+], ids=["identity-without-issuer", "prestart-with-nothing-isolated"])
+def test_isolation_options_the_config_cannot_use_are_one_line_and_status_2(
+        tmp_path: Path, entry: dict[str, Any], flags: list[str], said: str) -> None:
+    config = write_config(tmp_path / "mcp.json", {"a": peer(**entry)})
+    done = subprocess.run([sys.executable, "-m", "rpcline", "serve", "--port", "0",
+                           "--config", config, *flags], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2 and said in done.stderr, done.stderr
+    assert len(done.stderr.splitlines()) == 1
+
+
+def test_prestart_serves_a_config_entry_of_its_own_isolation(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "mcp.json", {"a": peer(isolation="session"),
+                                                  "b": peer()})
+    serve = Serve("--config", config, "--prestart", "1")
+    try:
+        path = "/servers/a/mcp"
+        session = open_session(serve, path)
+        answer = serve.post(path, ENVIRONMENT, session)
+        assert answer.status_code == 200 and answer.json()["result"]["pid"], answer.text
+    finally:
+        serve.close()
+
+
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs Linux's /proc")
+def test_a_child_s_usage_is_read_from_proc_and_none_once_it_is_gone() -> None:
+    from rpcline._gateway.bridge_health import usage
+
+    rss_kb, fds = usage(os.getpid())
+    assert rss_kb is not None and rss_kb > 1000 and fds is not None and fds >= 3
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # reaped: its pid names nothing now
+    assert usage(gone.pid) == (None, None)

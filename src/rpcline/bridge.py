@@ -274,7 +274,9 @@ class StdioBridge(OwnBridge):
         """What ``/readyz`` shows of this server (``bridge_health.server_health``): the
         children that serve it (a handshake-era server's 2026 children serve nobody)."""
         pools = (self.legacy,) if self.handshake_only else (self.modern, self.legacy)
-        health = server_health(pools, len(self.sessions.open), self._closing is not None)
+        own = () if self.own is None else [
+            pool for owner in self.own.everyone() for pool in owner.pools()]
+        health = server_health(pools, len(self.sessions.open), self._closing is not None, own)
         if self.own is not None:
             health["own_children"] = len(self.own)
         return health

@@ -235,7 +235,7 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
     if not _loopback(args.host) and (hosts is None or origins is None):
         return _usage(f"binding {args.host} serves other machines: name the Host and Origin "
                       "headers to accept with --allow-host and --allow-origin")
-    refused = _isolation_refused(args)
+    refused = _isolation_refused(args, {spec.isolation for spec in specs.values()})
     if refused:
         return _usage(refused)
     if args.auth_issuer is not None:
@@ -315,20 +315,22 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
     return 0 if server.started else STARTUP_FAILURE
 
 
-def _isolation_refused(args: argparse.Namespace) -> str | None:
-    """Why the --isolation options cannot be served, or None."""
+def _isolation_refused(args: argparse.Namespace, configured: set[str | None]) -> str | None:
+    """Why the --isolation options cannot be served, or None. ``configured``: the config
+    entries' own ``isolation`` (None where an entry says none)."""
     if args.isolation == "identity" and args.auth_issuer is None:
         return ("--isolation identity needs --auth-issuer: a caller is who a checked access "
                 "token names (one --token-env token names nobody in particular)")
     if args.isolation != "shared" and args.children != 1:
         return (f"--children {args.children}: only with --isolation shared (a child of "
                 "one's own is one process)")
-    if args.isolation == "shared":
+    if {args.isolation, *configured} <= {"shared", None}:
         given = [flag for flag, value in (("--max-children", args.max_children),
                                           ("--session-idle-timeout", args.session_idle_timeout),
                                           ("--prestart", args.prestart)) if value is not None]
         if given:
-            return f"{', '.join(given)}: only with --isolation session or identity"
+            return (f"{', '.join(given)}: only with --isolation session or identity (or a "
+                    "config entry's \"isolation\")")
     return None
 
 

@@ -1,8 +1,9 @@
 """What ``rpcline serve`` serves: a bridge per server, from the flags and the config, under
 one router; and the reload SIGHUP asks for.
 
-The flags give every server its defaults (limits, timeouts, the environment to pass); a
-config entry gives its own command, ``env`` values and ``cwd``. ``-- COMMAND`` is served at
+The flags give every server its defaults (limits, timeouts, the environment to pass, the
+isolation); a config entry gives its own command, ``env`` values, ``cwd``, ``scopes`` and
+``isolation``. ``-- COMMAND`` is served at
 ``/mcp``, each named server at ``/servers/NAME/mcp``.
 """
 
@@ -26,6 +27,11 @@ def servers(args: argparse.Namespace, note: Callable[[str], None]) -> dict[str, 
             raise ConfigError(f"--named-server {name}: a server of that name is configured "
                               "already")
         found[name] = named_server(name, command_line)
+    for name, spec in found.items():
+        if spec.isolation == "identity" and args.auth_issuer is None:
+            raise ConfigError(f"{args.config}: server {name!r}: \"isolation\": \"identity\" "
+                              "needs --auth-issuer (a caller is who a checked access token "
+                              "names)")
     return found
 
 
@@ -42,12 +48,13 @@ def environment(names: Sequence[str]) -> dict[str, str]:
     return env
 
 
-def isolation(args: argparse.Namespace) -> dict[str, Any]:
-    """The ``--isolation`` options of every bridge (none in shared mode: its defaults)."""
-    if args.isolation == "shared":
-        return {}
+def isolation(args: argparse.Namespace, mode: str) -> dict[str, Any]:
+    """A bridge's options for isolation ``mode``: ``--children`` in shared mode, the
+    options of children of one's own otherwise."""
+    if mode == "shared":
+        return {"children": args.children}
     idle = 600.0 if args.session_idle_timeout is None else args.session_idle_timeout
-    return {"isolation": args.isolation, "max_children": args.max_children,
+    return {"isolation": mode, "max_children": args.max_children,
             "session_idle_timeout": idle or None, "prestart": args.prestart or 0}
 
 
@@ -60,7 +67,7 @@ class Apps:
         self.log = log
         hosts, origins = args.allow_host, args.allow_origin
         self.options: dict[str, Any] = dict(
-            children=args.children, request_timeout=args.request_timeout,
+            request_timeout=args.request_timeout,
             token=secrets.get("token"), session_key=secrets.get("session-key"),
             allowed_hosts=bridge.LOCALHOST_HOSTS if hosts is None else hosts,
             # An origin allowed for CORS is allowed by the Origin check too.
@@ -72,7 +79,7 @@ class Apps:
             max_in_flight_per_client=args.max_in_flight_per_client, max_waiting=args.max_waiting,
             shutdown_grace=(bridge.DEFAULT_SHUTDOWN_GRACE if args.shutdown_grace is None
                             else args.shutdown_grace),
-            child_stderr=args.child_stderr, **isolation(args),
+            child_stderr=args.child_stderr,
             access_log=log if args.log_level in ("info", "debug") else None)
         self.env = environment(args.env or ())
         self.specs: dict[str, ServerSpec] = {}
@@ -82,7 +89,8 @@ class Apps:
         default = None
         if command:
             default = bridge.StdioBridge(command, env=self.env, cwd=self.args.cwd,
-                                         record=self.args.record, **self.options)
+                                         record=self.args.record, **self.options,
+                                         **isolation(self.args, self.args.isolation))
         self.specs = specs
         return bridge.Router({name: self._bridge(spec) for name, spec in specs.items()},
                              default, token=self.options["token"],
@@ -95,8 +103,10 @@ class Apps:
                      + ("" if os.sep in spec.command[0] else " on PATH")
                      + "; /readyz reports it down")
         record = None if self.args.record is None else f"{self.args.record}.{spec.name}"
+        mode = spec.isolation or self.args.isolation  # the entry's own, else the flag's
         return bridge.StdioBridge(spec.command, env={**self.env, **spec.env}, cwd=spec.cwd,
-                                  name=spec.name, record=record, **self.options)
+                                  name=spec.name, record=record, **self.options,
+                                  **isolation(self.args, mode))
 
     def scopes_for(self, path: str) -> tuple[str, ...]:
         """The scopes the named server at ``path`` (``/servers/NAME/...``) asks of a token

@@ -203,7 +203,11 @@ class OwnChildren:
                 self.past[1] + sum(c.failed for c in live),
                 self.past[2] + sum(c.generation for c in live))
 
+    def everyone(self) -> list[Owner]:
+        """Every owner, warm ones too."""
+        return [*self.owners, *self.warm]
+
     def children(self) -> list[Any]:
-        """Every child of every owner (warm ones too), for a summary or a signal."""
-        return [child for owner in [*self.owners, *self.warm] for pool in owner.pools()
+        """Every child of every owner, for a summary or a signal."""
+        return [child for owner in self.everyone() for pool in owner.pools()
                 for child in pool.children]

@@ -7,8 +7,9 @@ write both); an entry for a remote server (``url``, or a ``type`` other than std
 skipped with a note, as a desktop client's config may list them; keys other clients keep
 (``timeout``, ``autoApprove``, ...) are left alone. ``"scopes": [...]`` is rpcline's own:
 the OAuth scopes a token needs for that server, beyond ``--auth-scope``'s (``rpcline serve
---auth-issuer``). Anything else wrong is a ``ConfigError``
-naming the file, the line and the problem, never a traceback.
+--auth-issuer``); so is ``"isolation"`` (``shared``, ``session`` or ``identity``: who shares
+that server's children, where ``--isolation`` says it for every server). Anything else wrong
+is a ``ConfigError`` naming the file, the line and the problem, never a traceback.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import orjson
+
+from rpcline._gateway.own_children import MODES
 
 # A name is one segment of the path /servers/NAME/mcp, written as it is.
 NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -44,10 +47,11 @@ class ServerSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: str | None = None
     scopes: tuple[str, ...] = ()  # what a token needs for this server, beyond every server's
+    isolation: str | None = None  # who shares its children; None: as --isolation says
 
     def __hash__(self) -> int:
         return hash((self.name, self.command, tuple(sorted(self.env.items())), self.cwd,
-                     self.scopes))
+                     self.scopes, self.isolation))
 
 
 def named_server(name: str, command_line: str) -> ServerSpec:
@@ -122,7 +126,12 @@ def _spec(name: str, entry: dict[str, Any], where: str) -> ServerSpec:
             isinstance(scope, str) and SCOPE.fullmatch(scope) for scope in scopes):
         raise ConfigError(f"{where}: server {name!r}: \"scopes\" must be a list of OAuth "
                           "scope tokens")
-    return ServerSpec(name, (command, *args), env, cwd, tuple(dict.fromkeys(scopes)))
+    isolation = entry.get("isolation")
+    if isolation is not None and isolation not in MODES:
+        raise ConfigError(f"{where}: server {name!r}: \"isolation\" must be one of "
+                          f"{', '.join(MODES)}")
+    return ServerSpec(name, (command, *args), env, cwd, tuple(dict.fromkeys(scopes)),
+                      isolation)
 
 
 def _line_of(text: bytes, name: str) -> int:
