@@ -1,20 +1,25 @@
 """Instructions a call through the bridge, by callgrind: deterministic where timing is noise.
 
-    python benchmarks/serve_instructions.py [--calls 800] [--variants open named auth]
+    python benchmarks/serve_instructions.py [--calls 800]
+        [--variants open named auth legacy session]
 
 Each variant runs in a process of its own under ``valgrind --tool=callgrind``, in process
-(no HTTP server: the ASGI app is called directly, 16 calls at a time, 2026-07-28 ``tools/call``
-requests to benchmarks/fast_child.py, whose own instructions are not counted: it is another
-process), once with ``--calls`` calls and once with twice as many; the difference divided by
-``--calls`` is the cost of one call, start-up and shutdown cancelled out. Variants:
+(no HTTP server: the ASGI app is called directly, 16 calls at a time, ``tools/call``
+requests to benchmarks/fast_child.py, whose own instructions are not counted: another
+process, which valgrind does not follow), once with ``--calls`` calls and once with twice as
+many; the difference divided by ``--calls`` is the cost of one call, start-up, sessions'
+opening and shutdown cancelled out. Variants:
 
-- ``open``: a ``StdioBridge`` at ``/mcp``.
+- ``open``: a ``StdioBridge`` at ``/mcp``, 2026-07-28 requests.
 - ``named``: the same bridge as one of ten behind a ``Router`` (``/servers/s5/mcp``).
 - ``auth``: the bridge behind ``rpcline.auth.ResourceServer`` with the caller's token
   already accepted (a cached JWT: what every call after a client's first costs).
+- ``legacy``: the bridge in shared mode, 16 2025-era sessions, a call on each at a time.
+- ``session``: the same 16 sessions with ``isolation="session"``: a child each.
 
-Printed: instructions a call and the ratio to ``open`` (targets: named <= 1.05x, issue 38;
-auth <= 1.3x, issue 40). Linux with valgrind only.
+Printed: instructions a call and the ratio to its base, ``open`` for the first three and
+``legacy`` for ``session`` (targets: named <= 1.05x, issue 38; auth <= 1.3x, issue 40;
+session <= 1.1x, issue 39). Linux with valgrind only.
 """
 
 from __future__ import annotations
@@ -42,6 +47,11 @@ HEADERS = [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json"),
            (b"mcp-name", b"echo")]  # fmt: skip
 
 
+LEGACY = "2025-11-25"
+BASE = {"named": "open", "auth": "open", "session": "legacy"}  # what each is compared with
+LEGACY_HEADERS = [*HEADERS[:3], (b"mcp-protocol-version", LEGACY.encode())]
+
+
 def body(id: int) -> bytes:
     return orjson.dumps({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
         "name": "echo", "arguments": {"text": "x"}, "_meta": {
@@ -49,10 +59,31 @@ def body(id: int) -> bytes:
             "io.modelcontextprotocol/clientCapabilities": {}}}})
 
 
-async def call(app: Any, path: str, id: int, headers: list[tuple[bytes, bytes]]) -> None:
+def legacy_body(id: int) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                         "params": {"name": "echo", "arguments": {"text": "x"}}})
+
+
+async def open_session(app: Any) -> list[tuple[bytes, bytes]]:
+    """A 2025-era session's headers: ``initialize`` answered, ``initialized`` sent."""
+    opened = await call(app, "/mcp", 0, LEGACY_HEADERS, orjson.dumps({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": LEGACY, "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "1"}}}))
+    session = dict(opened["headers"])[b"mcp-session-id"]
+    headers = [*LEGACY_HEADERS, (b"mcp-session-id", session)]
+    await call(app, "/mcp", 0, headers, b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+               status=202)
+    return headers
+
+
+async def call(app: Any, path: str, id: int, headers: list[tuple[bytes, bytes]],
+               content: bytes | None = None, status: int = 200) -> dict[str, Any]:
+    """One POST through the app; its response's start."""
     scope = {"type": "http", "method": "POST", "path": path, "root_path": "",
              "headers": list(headers), "client": ("127.0.0.1", 1), "query_string": b""}
-    messages = [{"type": "http.request", "body": body(id), "more_body": False}]
+    messages = [{"type": "http.request", "body": body(id) if content is None else content,
+                 "more_body": False}]
 
     async def receive() -> dict[str, Any]:
         if messages:
@@ -66,11 +97,30 @@ async def call(app: Any, path: str, id: int, headers: list[tuple[bytes, bytes]])
         sent.append(message)
 
     await app(scope, receive, send)
-    assert sent[0]["status"] == 200, sent
+    assert sent[0]["status"] == status, sent
+    return sent[0]
+
+
+async def sessions(variant: str, calls: int) -> None:
+    """``legacy`` and ``session``: 16 sessions, each with one call at a time."""
+    from rpcline.bridge import StdioBridge
+
+    isolation = "session" if variant == "session" else "shared"
+    bridge = StdioBridge(CHILD, log=lambda line: None, isolation=isolation)
+    each = [await open_session(bridge) for _ in range(16)]
+    for id in range(1, 4):  # every child started, the first calls' one-time work done
+        await asyncio.gather(*(call(bridge, "/mcp", id, h, legacy_body(id)) for h in each))
+    for batch in range(calls // 16):
+        id = 4 + batch
+        await asyncio.gather(*(call(bridge, "/mcp", id, h, legacy_body(id)) for h in each))
+    await bridge.aclose()
 
 
 async def serve(variant: str, calls: int) -> None:
     from rpcline.bridge import Router, StdioBridge
+
+    if variant in ("legacy", "session"):
+        return await sessions(variant, calls)
 
     log = lambda line: None  # noqa: E731  # the bridges' lines are not what is measured
     bridge = StdioBridge(CHILD, log=log)
@@ -117,19 +167,19 @@ def main() -> int:
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=800)
-    parser.add_argument("--variants", nargs="+", default=["open", "named", "auth"],
-                        choices=["open", "named", "auth"])
+    variants = ["open", "named", "auth", "legacy", "session"]
+    parser.add_argument("--variants", nargs="+", default=variants, choices=variants)
     args = parser.parse_args()
     per_call = {}
     for variant in args.variants:
         per_call[variant] = (instructions(variant, 2 * args.calls)
                              - instructions(variant, args.calls)) / args.calls
-    base = per_call.get("open")
-    print(f"instructions a call, in process, 2026-07-28 tools/call (callgrind, {args.calls} "
-          "calls differenced)")
+    print(f"instructions a call, in process, tools/call (callgrind, {args.calls} calls "
+          "differenced)")
     for variant, count in per_call.items():
-        ratio = f"{count / base:.3f}x" if base else "-"
-        print(f"{variant:8} {count:10.0f} {ratio:>8}")
+        base = per_call.get(BASE.get(variant, variant))
+        ratio = f"{count / base:.3f}x of {BASE.get(variant, variant)}" if base else "-"
+        print(f"{variant:8} {count:10.0f}  {ratio}")
     return 0
 
 
