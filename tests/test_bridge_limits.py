@@ -266,8 +266,8 @@ def test_rpcline_serve_passes_the_bounds_on(monkeypatch: Any) -> None:
     class Built(Exception):
         pass
 
-    def bridge_of(command: Any, **options: Any) -> None:
-        given.update(options)
+    def bridge_of(command: Any, options: bridge.Options, **changed: Any) -> None:
+        given.update(vars(options), **changed)
         raise Built  # no server needed: the options are what this test is about
 
     monkeypatch.setattr(bridge, "StdioBridge", bridge_of)

@@ -17,10 +17,11 @@ from a child of one's own.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any, Final
 
 import rpcline
@@ -28,9 +29,11 @@ from rpcline import http
 from rpcline._gateway import bridge_eras as eras
 from rpcline._gateway import bridge_lines as lines
 from rpcline._gateway import fair, own_requests
-from rpcline._gateway.asgi import (HANDSHAKE_PROTOCOL_VERSIONS, MAX_BODY_BYTES, TOO_LARGE, VERDICT,
+from rpcline._gateway.asgi import (HANDSHAKE_PROTOCOL_VERSIONS, TOO_LARGE, VERDICT,
                                    Receive, Scope, Send, is_modern, read_body, respond)
 from rpcline._gateway.bridge_health import server_health
+from rpcline._gateway.bridge_options import (DEFAULT_SHUTDOWN_GRACE, LOCALHOST_HOSTS,
+                                             LOCALHOST_ORIGINS, Options)
 from rpcline._gateway.bridge_own import OwnBridge
 from rpcline._gateway.bridge_http import (JSON, MCP, NAMED, Headers, accepts, answer_call,
                                           bearer_matches, content_type, is_exactly_json, logged,
@@ -38,31 +41,21 @@ from rpcline._gateway.bridge_http import (JSON, MCP, NAMED, Headers, accepts, an
 from rpcline._gateway.bridge_sessions import (LEVELS, Session, Sessions, owned_by, owner_of,
                                               param)
 from rpcline._gateway.child import child_environment
-from rpcline._gateway.child_stderr import check as check_stderr
 from rpcline._gateway.observe import WATCH, Hooks, watch
 from rpcline._gateway.cors import Cors
 from rpcline._gateway.input_rounds import Rounds
-from rpcline._gateway.own_children import Owner, OwnChildren, check_mode
+from rpcline._gateway.own_children import Owner, OwnChildren
 from rpcline._gateway.pool import HANDSHAKE_TIMEOUT, Pool
-from rpcline._gateway.relay_types import (
-    DEFAULT_KILL_AFTER, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES)
 from rpcline._gateway.relay_lines import failure
 from rpcline._gateway.router import Router
 from rpcline._gateway.shared_child import Call, Limits, SharedChild
 
-__all__ = ("DEFAULT_SHUTDOWN_GRACE", "LOCALHOST_HOSTS", "LOCALHOST_ORIGINS", "Cors", "Router",
-           "StdioBridge")
+__all__ = ("DEFAULT_SHUTDOWN_GRACE", "LOCALHOST_HOSTS", "LOCALHOST_ORIGINS", "Cors", "Options",
+           "Router", "StdioBridge")
 
-# The SDK's DNS-rebinding defaults for a server bound to localhost.
-LOCALHOST_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
-LOCALHOST_ORIGINS: Final = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
 SESSION_HEADER: Final = b"mcp-session-id"
 CLIENT_INFO: Final = {"name": "rpcline-serve", "version": rpcline.__version__}
 NEWEST_HANDSHAKE: Final = HANDSHAKE_PROTOCOL_VERSIONS[-1]
-# Seconds the calls in flight have to be answered once the bridge stops (a tool call of a
-# few seconds gets through; a stuck one does not hold the stop for long: with the children's
-# own stop, well within the 10 s a container manager gives before SIGKILL).
-DEFAULT_SHUTDOWN_GRACE: Final = 5.0
 
 
 def __dir__() -> list[str]:
@@ -72,123 +65,63 @@ def __dir__() -> list[str]:
 class StdioBridge(OwnBridge):
     """The ASGI app: ``command`` (a stdio MCP server) for every HTTP client at ``path``.
 
-    ``children`` copies of the command per era share the calls (the fewest in flight
-    first); ``request_timeout`` seconds (None: none) bound each call, from its arrival to its
-    answer; the line, pending and body bounds are the proxy's and the Guard's, per child.
-    ``env`` names the environment variables passed to children (beyond ``PATH``, ``HOME``
-    and the locale), or maps names to the values they get; ``pass_environment`` passes
-    this process's whole environment instead (values in ``env`` still win). ``name``: the
-    server's name, at the start of the bridge's log lines and in its children's stderr
-    prefix (a router of several bridges names each). ``token``: a bearer token every
-    request must carry. ``session_key``: bridges that share it take each other's 2025-era
-    sessions (for scale-out, docs/serve.md); past ``max_sessions`` open, the least
-    recently used idle one ends.
-    ``max_in_flight_per_client``: calls one client (a session; a bearer token; an address)
-    may have in flight, 429 past it; ``max_waiting``: calls that may wait for a child to
-    start or take input, 503 past it (None: no bound; docs/serve.md, "Fair limits").
-    ``allowed_hosts`` / ``allowed_origins``: the DNS-rebinding allow-lists, localhost by
-    default (``None`` turns them off). ``shutdown_grace``: seconds ``aclose`` gives the calls
-    in flight to be answered before it fails them. ``child_stderr``: where the children's
-    stderr goes: ``prefix`` (the bridge's stderr, each line ``[NAME ERA-N PID] ...``),
-    ``inherit``, ``discard`` or ``file:PATH``. ``log`` takes the bridge's own lines,
-    ``access_log`` one line per HTTP request (None: none). ``hooks``: callables told of
-    each forwarded call (``rpcline.otel``; None: nothing is done for them).
-    ``isolation``: ``shared`` (one pool of children for every client), ``session`` (a
-    child for each 2025-era session, and one for each authenticated caller's 2026-07-28
-    requests) or ``identity`` (a child for each authenticated caller); with children of
-    one's own, ``max_children`` bounds them (503 past it), a child sent nothing for
-    ``session_idle_timeout`` seconds ends with its sessions, and ``prestart`` warm
-    children wait for new sessions (docs/serve.md, "Isolation").
+    ``options`` (an ``Options``, checked when it is made) says everything else; keywords
+    of the same names give a copy of it with those changed (``Options()``'s defaults when
+    there is none): ``StdioBridge(command, children=2)`` is ``StdioBridge(command,
+    Options(children=2))``.
     """
 
-    def __init__(
-        self,
-        command: Sequence[str],
-        *,
-        children: int = 1,
-        request_timeout: float | None = None,
-        env: Iterable[str] | Mapping[str, str] = (),
-        pass_environment: bool = False,
-        cwd: str | None = None,
-        name: str | None = None,
-        path: str = "/mcp",
-        token: str | None = None,
-        session_key: str | None = None,
-        max_sessions: int = 10_000,
-        max_in_flight_per_client: int | None = None,
-        max_waiting: int | None = None,
-        allowed_hosts: Iterable[str] | None = LOCALHOST_HOSTS,
-        allowed_origins: Iterable[str] | None = LOCALHOST_ORIGINS,
-        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-        max_pending: int = DEFAULT_MAX_PENDING,
-        max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
-        max_body_bytes: int = MAX_BODY_BYTES,
-        kill_after: float = DEFAULT_KILL_AFTER,
-        shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE,
-        record: str | None = None,
-        log: Callable[[str], None] | None = None,
-        access_log: Callable[[str], None] | None = None,
-        child_stderr: str = "prefix",
-        hooks: Hooks | None = None,
-        isolation: str = "shared",
-        max_children: int | None = None,
-        session_idle_timeout: float | None = 600.0,
-        prestart: int = 0,
-    ) -> None:
+    def __init__(self, command: Sequence[str], options: Options | None = None,
+                 **overrides: Any) -> None:
         if isinstance(command, str) or not command:
             raise TypeError("command must be a non-empty sequence of str (the program and "
                             "its arguments)")
-        if type(children) is not int or children < 1:
-            raise ValueError(f"children must be an int >= 1, not {children!r}")
-        if not shutdown_grace >= 0:
-            raise ValueError(f"shutdown_grace must be >= 0 seconds, not {shutdown_grace!r}")
-        self.isolation = check_mode(isolation)
-        if self.isolation != "shared" and children != 1:
-            raise ValueError("children is for isolation='shared': a child of one's own is one")
-        fair.check_bound("max_children", max_children, 1)
-        fair.check_bound("prestart", prestart, 0)
-        if session_idle_timeout is not None and not session_idle_timeout > 0:
-            raise ValueError("session_idle_timeout must be > 0 seconds or None, not "
-                             f"{session_idle_timeout!r}")
-        self.path = path
-        self.name = name
-        self.log = _stderr if log is None else log
-        if name is not None:
-            self.log = functools.partial(_named, self.log, name)
-        self.access_log = access_log
-        self.hooks = hooks
-        self._token = None if token is None else token.encode()
-        self.max_body_bytes = max_body_bytes
-        self.request_timeout = request_timeout
-        self.shutdown_grace = shutdown_grace
+        if options is None:
+            options = Options(**overrides)
+        elif overrides:
+            options = dataclasses.replace(options, **overrides)
+        self.options = o = options
+        self.isolation = o.isolation
+        self.path = o.path
+        self.name = o.name
+        self.log = _stderr if o.log is None else o.log
+        if o.name is not None:
+            self.log = functools.partial(_named, self.log, o.name)
+        self.access_log = o.access_log
+        self.hooks = o.hooks
+        self._token = None if o.token is None else o.token.encode()
+        self.max_body_bytes = o.max_body_bytes
+        self.request_timeout = o.request_timeout
+        self.shutdown_grace = o.shutdown_grace
         self.unsent = 0  # calls answered -32000 before any child took them (their timeout)
         self._waiting = 0  # calls not yet forwarded: waiting for a child, or room in its input
-        self.max_waiting = fair.check_bound("max_waiting", max_waiting, 0)
-        self.per_client = fair.InFlight(max_in_flight_per_client)
+        self.max_waiting = o.max_waiting
+        self.per_client = fair.InFlight(o.max_in_flight_per_client)
         self._closing: asyncio.Future[None] | None = None  # aclose, once it began
         self._aborted = False
-        limits = Limits(max_line_bytes, max_pending, max_pending_bytes, request_timeout,
-                        kill_after)  # fmt: skip
-        shared = dict(limits=limits, env=child_environment(env, everything=pass_environment),
-                      cwd=cwd, log=self.log, record=record, stderr=check_stderr(child_stderr),
-                      label=name)  # fmt: skip
+        limits = Limits(o.max_line_bytes, o.max_pending, o.max_pending_bytes,
+                        o.request_timeout, o.kill_after)  # fmt: skip
+        shared = dict(limits=limits, env=child_environment(o.env, everything=o.pass_environment),
+                      cwd=o.cwd, log=self.log, record=o.record, stderr=o.child_stderr,
+                      label=o.name)  # fmt: skip
         self._command, self._child_options = command, shared
-        self.modern = Pool("2026", command, children, on_notification=self._from_modern,
+        self.modern = Pool("2026", command, o.children, on_notification=self._from_modern,
                            prepare=self._discover, **shared)  # type: ignore[arg-type]
         self.handshake_only = False  # the command answered no server/discover
         self._probed = False  # the first probe was announced
-        self.legacy = Pool("2025", command, children, on_notification=self._from_legacy,
+        self.legacy = Pool("2025", command, o.children, on_notification=self._from_legacy,
                            prepare=self._handshake, **shared)  # type: ignore[arg-type]
-        key = None if session_key is None else session_key.encode()
+        key = None if o.session_key is None else o.session_key.encode()
         # The way each caller's children are chosen, once: ``own`` None is the shared pools.
         self.own: OwnChildren | None = None
         if self.isolation == "shared":
-            self.sessions = Sessions(key, max_sessions, self.legacy)
+            self.sessions = Sessions(key, o.max_sessions, self.legacy)
         else:
-            self.sessions = Sessions(key, max_sessions, on_close=self._session_closed)
+            self.sessions = Sessions(key, o.max_sessions, on_close=self._session_closed)
             self.rounds = Rounds()
-            self.own = OwnChildren(self.isolation, self._new_owner, max_children=max_children,
-                                   idle_timeout=session_idle_timeout, prestart=prestart,
+            self.own = OwnChildren(self.isolation, self._new_owner,
+                                   max_children=o.max_children,
+                                   idle_timeout=o.session_idle_timeout, prestart=o.prestart,
                                    end=self._end_owner)
             self._modern = self._modern_own  # type: ignore[method-assign]
             self._initialize = self._initialize_own  # type: ignore[method-assign,assignment]
@@ -198,8 +131,9 @@ class StdioBridge(OwnBridge):
         self._handshake_params: dict[str, Any] = {
             "protocolVersion": NEWEST_HANDSHAKE, "capabilities": {}, "clientInfo": CLIENT_INFO}
         self._child_level: str | None = None
-        self._guard = http.Guard(self._serve, max_body_bytes=max_body_bytes,
-                                 allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
+        self._guard = http.Guard(self._serve, max_body_bytes=o.max_body_bytes,
+                                 allowed_hosts=o.allowed_hosts,
+                                 allowed_origins=o.allowed_origins)
 
     # --- ASGI -----------------------------------------------------------------------------------
 

@@ -263,11 +263,10 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
     from rpcline._cli.serve_apps import Apps
     from rpcline._cli.serve_server import Server
 
-    apps = Apps(args, secrets, _stderr)
     observed = None
     if args.otel or args.metrics:
         observed = serve_otel.setup(args.otel, args.metrics)
-        apps.options["hooks"] = observed.hooks
+    apps = Apps(args, secrets, _stderr, hooks=None if observed is None else observed.hooks)
     app = apps.router(command, specs)
     try:
         listener = _listen(args.host, args.port)

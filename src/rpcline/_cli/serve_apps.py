@@ -1,10 +1,10 @@
 """What ``rpcline serve`` serves: a bridge per server, from the flags and the config, under
 one router; and the reload SIGHUP asks for.
 
-The flags give every server its defaults (limits, timeouts, the environment to pass, the
-isolation); a config entry gives its own command, ``env`` values, ``cwd``, ``scopes`` and
-``isolation``. ``-- COMMAND`` is served at
-``/mcp``, each named server at ``/servers/NAME/mcp``.
+The flags give every server its defaults, one ``bridge.Options`` (limits, timeouts, the
+environment to pass, the isolation); each bridge gets a copy with its own differences: a
+config entry gives its own command, ``env`` values, ``cwd``, ``scopes`` and ``isolation``.
+``-- COMMAND`` is served at ``/mcp``, each named server at ``/servers/NAME/mcp``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from rpcline import bridge, proxy
+from rpcline._gateway.observe import Hooks
 from rpcline._gateway.servers_config import ConfigError, ServerSpec, load, named_server
 
 
@@ -62,11 +63,11 @@ class Apps:
     """The bridges of one ``rpcline serve``, built from its flags, and their router."""
 
     def __init__(self, args: argparse.Namespace, secrets: dict[str, str | None],
-                 log: Callable[[str], None]) -> None:
+                 log: Callable[[str], None], hooks: Hooks | None = None) -> None:
         self.args = args
         self.log = log
         hosts, origins = args.allow_host, args.allow_origin
-        self.options: dict[str, Any] = dict(
+        self.options = bridge.Options(
             request_timeout=args.request_timeout,
             token=secrets.get("token"), session_key=secrets.get("session-key"),
             allowed_hosts=bridge.LOCALHOST_HOSTS if hosts is None else hosts,
@@ -79,7 +80,7 @@ class Apps:
             max_in_flight_per_client=args.max_in_flight_per_client, max_waiting=args.max_waiting,
             shutdown_grace=(bridge.DEFAULT_SHUTDOWN_GRACE if args.shutdown_grace is None
                             else args.shutdown_grace),
-            child_stderr=args.child_stderr,
+            child_stderr=args.child_stderr, hooks=hooks,
             access_log=log if args.log_level in ("info", "debug") else None)
         self.env = environment(args.env or ())
         self.specs: dict[str, ServerSpec] = {}
@@ -88,12 +89,12 @@ class Apps:
         """The router of ``specs`` (each started at once) and of ``command`` at ``/mcp``."""
         default = None
         if command:
-            default = bridge.StdioBridge(command, env=self.env, cwd=self.args.cwd,
-                                         record=self.args.record, **self.options,
+            default = bridge.StdioBridge(command, self.options, env=self.env, cwd=self.args.cwd,
+                                         record=self.args.record,
                                          **isolation(self.args, self.args.isolation))
         self.specs = specs
         return bridge.Router({name: self._bridge(spec) for name, spec in specs.items()},
-                             default, token=self.options["token"],
+                             default, token=self.options.token,
                              health_public=self.args.health_public, warm=bool(specs),
                              log=self.log)
 
@@ -104,8 +105,8 @@ class Apps:
                      + "; /readyz reports it down")
         record = None if self.args.record is None else f"{self.args.record}.{spec.name}"
         mode = spec.isolation or self.args.isolation  # the entry's own, else the flag's
-        return bridge.StdioBridge(spec.command, env={**self.env, **spec.env}, cwd=spec.cwd,
-                                  name=spec.name, record=record, **self.options,
+        return bridge.StdioBridge(spec.command, self.options, env={**self.env, **spec.env},
+                                  cwd=spec.cwd, name=spec.name, record=record,
                                   **isolation(self.args, mode))
 
     def scopes_for(self, path: str) -> tuple[str, ...]:
