@@ -166,7 +166,8 @@ def add_parser(commands: Any, positive: Any) -> None:
                             "which it gets as the client sent it, and asks the client back "
                             "(sampling, elicitation, roots) (session); one caller: a child "
                             "for each caller an access token names, needs --auth-issuer "
-                            "(identity). docs/serve.md, \"Isolation\"")
+                            "(identity). A --config entry's \"isolation\" is that server's. "
+                            "docs/serve.md, \"Isolation\"")
     serve.add_argument("--max-children", type=positive, default=None, metavar="N",
                        help="with --isolation session or identity: children of one's own at "
                             "once; a new session past it is answered 503 with Retry-After "
