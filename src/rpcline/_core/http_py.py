@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, Self
 
 import orjson
 
+from rpcline._core import json_walk
 from rpcline._core.http_schema import (
     ABSENT,
     UNRENDERABLE,
@@ -213,69 +214,15 @@ def _text(item: object, what: str) -> str:
 
 # --- reading validated JSON ---------------------------------------------------------------
 
-_WHITESPACE: Final = re.compile(rb"[ \t\n\r]*")
-# From after an opening quote to after the closing one (escapes were validated by route).
-_STRING_REST: Final = re.compile(rb'(?:[^"\\]|\\.)*"', re.DOTALL)
-_STRUCTURE: Final = re.compile(rb'["{}\[\]]')
-_SCALAR: Final = re.compile(rb"[^,}\] \t\n\r]*")
 _FRACTION: Final = re.compile(rb"[.eE]")
-
-
-def _ws(data: bytes, p: int) -> int:
-    return _WHITESPACE.match(data, p).end()  # type: ignore[union-attr]
-
-
-def _string_end(data: bytes, p: int) -> int:
-    """The end of the validated string whose opening quote is at ``p``."""
-    return _STRING_REST.match(data, p + 1).end()  # type: ignore[union-attr]
-
-
-def _value_end(data: bytes, p: int) -> int:
-    """The end of the validated value at ``p``."""
-    c = data[p]
-    if c == 0x22:
-        return _string_end(data, p)
-    if c != 0x7B and c != 0x5B:
-        return _SCALAR.match(data, p).end()  # type: ignore[union-attr]
-    depth = 0
-    while True:
-        q = _STRUCTURE.search(data, p).start()  # type: ignore[union-attr]
-        c = data[q]
-        if c == 0x22:
-            p = _string_end(data, q)
-            continue
-        depth += 1 if c == 0x7B or c == 0x5B else -1
-        p = q + 1
-        if depth == 0:
-            return p
+# http_c.pyx's _ws, _string_end, _value_end, _members and _string: the twin's are
+# json_walk's, shared with tracing.
+_string = json_walk.string
 
 
 def _members(data: bytes, span: Span) -> dict[str, Span]:
     """The value span of each member of the validated object at ``span`` (the last wins)."""
-    members: dict[str, Span] = {}
-    p = _ws(data, span[0] + 1)
-    if data[p] == 0x7D:
-        return members
-    while True:
-        name_end = _string_end(data, p)
-        name = _string(data, (p, name_end))
-        start = _ws(data, _ws(data, name_end) + 1)  # past the colon
-        p = _value_end(data, start)
-        members[name] = (start, p)
-        p = _ws(data, p)
-        if data[p] == 0x7D:
-            return members
-        p = _ws(data, p + 1)
-
-
-def _string(data: bytes, span: Span) -> str:
-    """The str a validated string value holds (span includes the quotes)."""
-    start, end = span
-    raw = data[start + 1 : end - 1]
-    if 0x5C not in raw:
-        return raw.decode()
-    text: str = _loads(data[start:end])
-    return text
+    return dict(json_walk.members(data, span))
 
 
 def _noted_text(s: _Scan, noted: Noted | None) -> str | None:

@@ -16,14 +16,9 @@ from typing import Final
 
 import orjson
 
+from rpcline._core.json_walk import Span, members, string, value_end, ws
 from rpcline._core.route import Route
 
-Span = tuple[int, int]
-
-_WHITESPACE: Final = re.compile(rb"[ \t\n\r]*")
-_STRING_REST: Final = re.compile(rb'(?:[^"\\]|\\.)*"', re.S)
-_STRUCTURE: Final = re.compile(rb'["{}\[\]]')
-_SCALAR: Final = re.compile(rb"[^,}\] \t\n\r]*")
 # The members that name a call's target, by method (the span name's and the attributes').
 TARGETS: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
                   "resources/subscribe": "uri", "resources/unsubscribe": "uri"}
@@ -32,62 +27,6 @@ TRACE_KEYS: Final = ("traceparent", "tracestate")
 # its members are; a larger one is walked.
 SMALL: Final = 4096
 _META_KEY: Final = re.compile(rb'(?<!\\)"_meta"[ \t\n\r]*:[ \t\n\r]*')
-
-
-def _ws(data: bytes, p: int) -> int:
-    return _WHITESPACE.match(data, p).end()  # type: ignore[union-attr]
-
-
-def _string_end(data: bytes, p: int) -> int:
-    return _STRING_REST.match(data, p + 1).end()  # type: ignore[union-attr]
-
-
-def _value_end(data: bytes, p: int) -> int:
-    c = data[p]
-    if c == 0x22:
-        return _string_end(data, p)
-    if c != 0x7B and c != 0x5B:
-        return _SCALAR.match(data, p).end()  # type: ignore[union-attr]
-    depth = 0
-    while True:
-        q = _STRUCTURE.search(data, p).start()  # type: ignore[union-attr]
-        c = data[q]
-        if c == 0x22:
-            p = _string_end(data, q)
-            continue
-        depth += 1 if c == 0x7B or c == 0x5B else -1
-        p = q + 1
-        if depth == 0:
-            return p
-
-
-def string(data: bytes, span: Span) -> str:
-    """The str of a validated JSON string at ``span`` (quotes included)."""
-    start, end = span
-    raw = data[start + 1:end - 1]
-    if 0x5C not in raw:
-        return raw.decode()
-    text: str = orjson.loads(data[start:end])
-    return text
-
-
-def members(data: bytes, span: Span) -> list[tuple[str, Span]]:
-    """Each member of the validated object at ``span``: its name, decoded, and its value's
-    span, in order (duplicates kept; a JSON parser keeps the last)."""
-    found: list[tuple[str, Span]] = []
-    p = _ws(data, span[0] + 1)
-    if data[p] == 0x7D:
-        return found
-    while True:
-        name_end = _string_end(data, p)
-        name = string(data, (p, name_end))
-        start = _ws(data, _ws(data, name_end) + 1)  # past the colon
-        p = _value_end(data, start)
-        found.append((name, (start, p)))
-        p = _ws(data, p)
-        if data[p] == 0x7D:
-            return found
-        p = _ws(data, p + 1)
 
 
 def member(data: bytes, span: Span | None, name: str) -> Span | None:
@@ -225,13 +164,13 @@ def _meta_span(data: bytes, params: Span) -> Span | None:
             decoded = orjson.loads(memoryview(data)[start:end])
             if type(decoded) is dict and "_meta" in decoded:
                 at = keys[0].end()
-                return at, _value_end(data, at)
+                return at, value_end(data, at)
     return member(data, params, "_meta")
 
 
 def _insert(data: bytes, span: Span, text: bytes) -> bytes:
     """``text`` (members) first in the object at ``span``."""
-    inner = _ws(data, span[0] + 1)
+    inner = ws(data, span[0] + 1)
     comma = b"" if data[inner] == 0x7D else b","
     return b"".join((data[:span[0] + 1], text, comma, data[span[0] + 1:]))
 
