@@ -28,6 +28,7 @@ pytest.importorskip("opentelemetry.exporter.prometheus", reason="the metrics ext
                     "installed")
 httpx = pytest.importorskip("httpx", reason="httpx comes with the MCP SDK")
 
+from _console_spans import console_spans
 from test_bridge import call_tool, modern
 
 HERE = Path(__file__).parent
@@ -144,17 +145,8 @@ def test_otel_writes_the_spans_of_a_call() -> None:
         calls(base, 1)
         process.terminate()  # the spans are flushed at shutdown
         _, err = process.communicate(timeout=30)
-    text = err.decode()
-    decoder, spans, at = json.JSONDecoder(), [], text.find("{")
-    while at >= 0:
-        try:
-            span, end = decoder.raw_decode(text, at)
-        except json.JSONDecodeError:
-            at = text.find("{", at + 1)
-            continue
-        spans.append(span)
-        at = text.find("{", end)
-    named = {(s["name"], s["kind"]) for s in spans if "name" in s and "kind" in s}
+    spans = console_spans(err.decode())
+    named = {(s["name"], s["kind"]) for s in spans}
     assert ("tools/call echo", "SpanKind.SERVER") in named
     assert ("tools/call echo", "SpanKind.CLIENT") in named
     [server] = [s for s in spans if s.get("kind") == "SpanKind.SERVER"

@@ -36,11 +36,12 @@ import sys
 from collections.abc import Callable, Sequence
 
 from rpcline._gateway import stdio as _stdio
+from rpcline._gateway.observe import Hooks
+from rpcline._gateway.record import Recorder, record_paths
+from rpcline._gateway.relay import RelaySession
 from rpcline._gateway.relay_types import (
     DEFAULT_KILL_AFTER, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES,
     Reader, Summary, Writer)
-from rpcline._gateway.record import Recorder, record_paths
-from rpcline._gateway.relay import RelaySession
 
 __all__ = ("DEFAULT_KILL_AFTER", "DEFAULT_MAX_LINE_BYTES", "DEFAULT_MAX_PENDING",
            "DEFAULT_MAX_PENDING_BYTES", "Reader", "Summary", "Writer", "close_stdio",
@@ -65,6 +66,7 @@ async def relay(
     kill_after: float = DEFAULT_KILL_AFTER,
     log: Callable[[str], None] | None = None,
     forward_signals: Sequence[signal.Signals] = (),
+    hooks: Hooks | None = None,
 ) -> Summary:
     """Relay between a client and ``command`` until both sides are done.
 
@@ -80,7 +82,10 @@ async def relay(
     after the drain timeout at the end). The server stays
     in the caller's process group, so that a terminal's Ctrl-C, or a client that kills the
     group (as the MCP SDK's stdio client does), reaches it without the proxy's help.
-    ``log`` takes one line per event (default: stderr).
+    ``log`` takes one line per event (default: stderr). ``hooks`` (``rpcline.otel.Hooks``,
+    as ``StdioBridge`` takes them) are told of each client request forwarded: its start, its
+    writing to the server (``child_meta``'s entries spliced into its ``params._meta``) and
+    its answer; ``rpcline.otel.Telemetry().hooks()`` makes spans and metrics of them.
     """
     loop = asyncio.get_running_loop()
     summary = Summary()
@@ -88,7 +93,7 @@ async def relay(
     with Recorder(record, log) as recorder:
         session = RelaySession(command, reader, writer, max_line_bytes, max_pending,
                                max_pending_bytes, drain_timeout, kill_after, log, summary,
-                               recorder)
+                               recorder, hooks)
         await session.child.start()
         for signum in forward_signals:
             loop.add_signal_handler(signum, session.forward_signal, signum)

@@ -51,6 +51,10 @@ def add_parser(commands: Any, positive: Any) -> None:
     proxy.add_argument("--kill-after", type=seconds, default=None, metavar="S",
                        help="seconds from SIGTERM to SIGKILL for a server that stays "
                             "(default: 2)")
+    proxy.add_argument("--otel", action="store_true",
+                       help="OpenTelemetry spans and metrics of each call, by the MCP semantic "
+                            "conventions, exported as the OTEL_* variables say (OTLP over "
+                            "HTTP by default); needs the otel extra")
     proxy.add_argument("--quiet", "-q", action="store_true",
                        help="no summary on stderr at exit (logs of refused lines remain)")
     proxy.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARG...]",
@@ -65,12 +69,25 @@ def run(args: argparse.Namespace, outcome: Outcome) -> int:
         print("rpcline proxy: no server command (rpcline proxy -- COMMAND [ARG...])",
               file=sys.stderr)
         return 2
+    setup = None
+    if args.otel:
+        from rpcline._cli import serve_otel
+
+        why = serve_otel.refused(True, False)
+        if why is not None:
+            print(f"rpcline proxy: {why}", file=sys.stderr)
+            return 2
+        setup = serve_otel.setup(True, False)
     import asyncio  # here, not above: the other commands need no event loop
 
-    return asyncio.run(_main(command, args))
+    try:
+        return asyncio.run(_main(command, args, None if setup is None else setup.hooks))
+    finally:
+        if setup is not None:
+            setup.shutdown()  # the spans and metrics not exported yet
 
 
-async def _main(command: list[str], args: argparse.Namespace) -> int:
+async def _main(command: list[str], args: argparse.Namespace, hooks: Any) -> int:
     import asyncio
 
     from rpcline import proxy
@@ -85,7 +102,7 @@ async def _main(command: list[str], args: argparse.Namespace) -> int:
             max_pending_bytes=args.max_pending_bytes or proxy.DEFAULT_MAX_PENDING_BYTES,
             record=args.record, drain_timeout=args.drain_timeout,
             kill_after=proxy.DEFAULT_KILL_AFTER if args.kill_after is None else args.kill_after,
-            forward_signals=FORWARDED)
+            forward_signals=FORWARDED, hooks=hooks)
     except OSError as error:  # the command could not start, or the record cannot be opened
         records = proxy.record_paths(args.record) if args.record is not None else ()
         what = (f"cannot write {error.filename}" if error.filename in records

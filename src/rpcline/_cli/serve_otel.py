@@ -1,4 +1,5 @@
-"""``rpcline serve --otel`` and ``--metrics``: the OpenTelemetry SDK, set up from ``OTEL_*``.
+"""``rpcline serve --otel`` and ``--metrics`` (and ``rpcline proxy --otel``): the
+OpenTelemetry SDK, set up from ``OTEL_*``.
 
 ``--otel``: a tracer provider and a meter provider, their exporters named by
 ``OTEL_TRACES_EXPORTER`` and ``OTEL_METRICS_EXPORTER`` (``otlp``, the default: OTLP over
@@ -6,7 +7,7 @@ HTTP, its endpoint and headers from the ``OTEL_EXPORTER_OTLP_*`` variables; ``co
 stderr; ``none``), the resource from ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``
 (service name ``rpcline`` unless they name one). ``--metrics``: the same instruments read
 by Prometheus at ``/metrics`` (``MetricsEndpoint``). Both: ``rpcline.otel.Telemetry``'s
-hooks on every bridge.
+hooks on every bridge (on the proxy's relay).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def refused(otel: bool, metrics: bool) -> str | None:
         for var in (TRACES_VAR, METRICS_VAR):
             for name in _names(var):
                 if name not in EXPORTERS:
-                    return f"{var}={name}: rpcline serve knows {', '.join(EXPORTERS)}"
+                    return f"{var}={name}: rpcline knows {', '.join(EXPORTERS)}"
         if "otlp" in (*_names(TRACES_VAR), *_names(METRICS_VAR)):
             try:
                 import opentelemetry.exporter.otlp.proto.http  # noqa: F401

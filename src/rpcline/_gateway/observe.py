@@ -54,13 +54,13 @@ class ChildRequest:
 
 @dataclass(frozen=True, slots=True)
 class CallEnded:
-    """The call's end: the HTTP ``status`` sent, the child's id for it (None: never sent to
-    a child), the answer's JSON-RPC ``error_code`` and the conventions' ``error_type``
+    """The call's end: the HTTP ``status`` sent (0 over a pipe: ``rpcline proxy``), the
+    child's id for it (None: never sent to a child; the caller's own through the proxy), the answer's JSON-RPC ``error_code`` and the conventions' ``error_type``
     (the code as a string, ``tool_error`` for a tool's ``isError: true``; None: success),
     and the seconds since ``CallStarted`` (``child_duration``: since ``ChildRequest``)."""
 
     status: int
-    child_id: int | None
+    child_id: RequestId | None
     error_code: int | None
     error_type: str | None
     duration: float
@@ -120,7 +120,7 @@ class Watch:
         elif message["type"] == "http.response.body" and not self.body:
             self.body = message.get("body", b"")
 
-    def end(self, answer: bytes | None, child_id: int | None) -> None:
+    def end(self, answer: bytes | None, child_id: RequestId | None) -> None:
         now = time.perf_counter()
         code, kind = outcome(self.started.method, answer if answer is not None else self.body)
         ended = CallEnded(self.status, child_id, code, kind, now - self.started.at,

@@ -98,8 +98,10 @@ class Telemetry:
             ctx.otel_server = self.tracer.start_span(ctx.otel_name, context=parent,
                                                      kind=SpanKind.SERVER,
                                                      attributes=attributes)
-            # Current while the call runs in its task: a log line then names its trace.
-            ctx.otel_token = context.attach(trace.set_span_in_context(ctx.otel_server))
+            if started.transport == "tcp":
+                # Current while the call runs in its task: a log line then names its trace.
+                # (A relay's call has no task: its callbacks share one context a side.)
+                ctx.otel_token = context.attach(trace.set_span_in_context(ctx.otel_server))
         ctx.otel_method = started.method
         self.in_flight[started.method] += 1
 
@@ -136,13 +138,14 @@ class Telemetry:
         if ended.child_duration is not None:
             self.client_duration.record(ended.child_duration, {**measured,
                                                                "network.transport": "pipe"})
-        elif ended.status != 200:
+        elif ended.status and ended.status != 200:
             self.refused.add(1, {"mcp.method.name": ctx.otel_method,
                                  "http.response.status_code": ended.status})
         self.relayed[ctx.otel_method] += ended.answer_bytes
         server = ctx.otel_server
         if server is not None:
-            server.set_attribute("http.response.status_code", ended.status)
+            if ended.status:  # HTTP (0: a pipe)
+                server.set_attribute("http.response.status_code", ended.status)
             _close(server, errors)
 
 

@@ -27,11 +27,14 @@ from rpcline._core.route import Route, route
 from rpcline._core.shared import RequestId
 from rpcline._core.stream import StreamParser
 from rpcline._gateway.child import EXIT_GRACE, Child, Pauses
+from rpcline._gateway.observe import Hooks
 from rpcline._gateway.pending import Pending
 from rpcline._gateway.record import Recorder
-from rpcline._gateway.relay_types import READ_BYTES, Attachable, Reader, Summary, Unbuffered, Writer
 from rpcline._gateway.relay_lines import (CANCELLED, answered_id, cancelled_id, failure,
                                           is_null_id_error, shape, write_lines)
+from rpcline._gateway.relay_observe import PipeWatches
+from rpcline._gateway.relay_types import READ_BYTES, Attachable, Reader, Summary, Unbuffered, Writer
+
 
 def _congested(writer: Writer) -> bool:
     """Whether the client's writer holds more than it should before it drains."""
@@ -46,7 +49,7 @@ class RelaySession:
     def __init__(self, command: Sequence[str], reader: Reader, writer: Writer,
                  max_line_bytes: int, max_pending: int, max_pending_bytes: int,
                  drain_timeout: float, kill_after: float, log: Callable[[str], None],
-                 summary: Summary, recorder: Recorder) -> None:
+                 summary: Summary, recorder: Recorder, hooks: Hooks | None = None) -> None:
         loop = asyncio.get_running_loop()
         self.loop = loop
         self.client_in, self.client_out = reader, writer
@@ -74,6 +77,8 @@ class RelaySession:
         self.client_draining: asyncio.Task[None] | None = None
         self.received_since_exit = False
         self.client_drained_at = 0.0  # when the client last took what was written to it
+        # The hooks' view of the client's calls (None: no hooks, nothing to tell).
+        self.watches = PipeWatches(hooks) if hooks is not None else None
 
     async def run(self) -> int:
         """Relay until the server has said all it will; its exit status (128 + N for signal N)."""
@@ -144,6 +149,9 @@ class RelaySession:
                     self.summary.failed += 1
                     continue
                 self.answered_all.clear()
+                if self.watches is not None:
+                    forward.append(self.watches.sent(r))
+                    continue
             elif kind == "response":
                 self.server_pending.answered(r.id)
             elif kind == "refused":
@@ -222,7 +230,7 @@ class RelaySession:
             self.summary.server_lines += 1
             kind = r.kind
             if kind == "response":
-                self._answered(r.id)
+                self._answered(r.id, r.line)
             elif kind == "request":
                 bound = self.server_pending.add(r.id)
                 if bound is not None:
@@ -248,9 +256,10 @@ class RelaySession:
         answered = answered_id(r, self.client_pending)
         if answered is not None:
             self.log(f"server sent a refused answer to {answered!r} ({error.reason}); failed it")
-            self._answered(answered)
-            forward.append(failure(answered, "Invalid response from the server",
-                                    f"the server's answer was refused: {error.reason}"))
+            answer = failure(answered, "Invalid response from the server",
+                             f"the server's answer was refused: {error.reason}")
+            self._answered(answered, answer)
+            forward.append(answer)
             self.summary.failed += 1
         elif shape(r) != "response" and r.id is not None:
             # A request the client would refuse: answered here, so the server does not wait.
@@ -259,9 +268,13 @@ class RelaySession:
         else:
             self.log(f"server sent a refused line ({error.reason}); not forwarded")
 
-    def _answered(self, id: Any) -> None:
-        if self.client_pending.answered(id) and not self.client_pending:
-            self.answered_all.set()
+    def _answered(self, id: Any, answer: bytes | None = None) -> None:
+        """A client request is answered (``answer``: the line it gets; None: cancelled)."""
+        if self.client_pending.answered(id):
+            if self.watches is not None:
+                self.watches.ended(id, answer)
+            if not self.client_pending:
+                self.answered_all.set()
 
     def _too_many(self, id: RequestId, bound: str) -> bytes:
         """The answer to a request past a pending bound: it is not forwarded."""
@@ -316,6 +329,9 @@ class RelaySession:
         self.answered_all.set()
         if pending:
             self.summary.failed += len(pending)
+            if self.watches is not None:
+                for id in pending:
+                    self.watches.ended(id, failure(id, "Connection closed", cause))
             # One at a time: each id's answer is as long as the id (a bounded budget in all).
             self._to_client(failure(id, "Connection closed", cause) for id in pending)
         self.server_silent.set_result(None)
