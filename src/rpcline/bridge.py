@@ -28,7 +28,7 @@ import rpcline
 from rpcline import http
 from rpcline._gateway import bridge_eras as eras
 from rpcline._gateway import bridge_lines as lines
-from rpcline._gateway import fair, own_requests
+from rpcline._gateway import fair, otel_lines, own_requests
 from rpcline._gateway.asgi import (HANDSHAKE_PROTOCOL_VERSIONS, TOO_LARGE, VERDICT,
                                    Receive, Scope, Send, is_modern, read_body, respond)
 from rpcline._gateway.bridge_health import server_health
@@ -41,7 +41,7 @@ from rpcline._gateway.bridge_http import (JSON, MCP, NAMED, Headers, accepts, an
 from rpcline._gateway.bridge_sessions import (LEVELS, Session, Sessions, owned_by, owner_of,
                                               param)
 from rpcline._gateway.child import child_environment
-from rpcline._gateway.observe import WATCH, Hooks, watch
+from rpcline._gateway.observe import WATCH, ChildRestarted, Hooks, watch
 from rpcline._gateway.cors import Cors
 from rpcline._gateway.input_rounds import Rounds
 from rpcline._gateway.own_children import Owner, OwnChildren
@@ -103,7 +103,8 @@ class StdioBridge(OwnBridge):
                         o.request_timeout, o.kill_after)  # fmt: skip
         shared = dict(limits=limits, env=child_environment(o.env, everything=o.pass_environment),
                       cwd=o.cwd, log=self.log, record=o.record, stderr=o.child_stderr,
-                      label=o.name)  # fmt: skip
+                      label=o.name,
+                      on_restart=None if o.hooks is None else self._restarted)  # fmt: skip
         self._command, self._child_options = command, shared
         self.modern = Pool("2026", command, o.children, on_notification=self._from_modern,
                            prepare=self._discover, **shared)  # type: ignore[arg-type]
@@ -125,6 +126,7 @@ class StdioBridge(OwnBridge):
                                    end=self._end_owner)
             self._modern = self._modern_own  # type: ignore[method-assign]
             self._initialize = self._initialize_own  # type: ignore[method-assign,assignment]
+        self.sessions.hooks, self.sessions.server = o.hooks, o.name
         self.initialized: rpcline.Route | None = None  # a legacy child's initialize answer
         # The bridge's own initialize: no sampling, elicitation or roots (no caller to ask);
         # the version the first session asks for, when it is the first to need a child.
@@ -431,7 +433,7 @@ class StdioBridge(OwnBridge):
         answer = await self._handshake_answer(r)
         if self.initialized is None:  # no child answered: the failure, and no session
             return await respond(send, 200, answer, [JSON])
-        session = self.sessions.new()
+        session = self.sessions.new(version=self._version(self.initialized))
         if session is None:
             return await refuse(send, 503, "Too many open sessions", code=-32603)
         session.owner = owner
@@ -518,8 +520,19 @@ class StdioBridge(OwnBridge):
         assert method is not None and type(r.line) is bytes
         self.sessions.deliver(method, r.line)
 
-    def _end(self, session: Session) -> None:
-        self.sessions.close(session)
+    def _restarted(self, child: SharedChild) -> None:
+        """``Pool.on_restart``: told to the hooks."""
+        assert self.hooks is not None
+        self.hooks.tell(self.hooks.on_child_restart, ChildRestarted(child.name, self.name))
+
+    def _version(self, initialized: rpcline.Route) -> str | None:
+        """The protocol version a handshake answer names, for the hooks (None: no hooks)."""
+        if self.hooks is None:
+            return None
+        return otel_lines.protocol_version(initialized, initialized.result_span)
+
+    def _end(self, session: Session, error_type: str | None = None) -> None:
+        self.sessions.close(session, error_type)
         for call in list(session.calls.values()):
             if call.owner is not None:
                 call.owner.cancel(call, "the client ended its session")

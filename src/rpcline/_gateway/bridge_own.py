@@ -56,7 +56,8 @@ class OwnBridge:
     if TYPE_CHECKING:  # the bridge's own, which these use
         def _from_modern(self, child: SharedChild, r: Route) -> None: ...
         async def _discover(self, child: SharedChild) -> None: ...
-        def _end(self, session: Session) -> None: ...
+        def _end(self, session: Session, error_type: str | None = None) -> None: ...
+        def _version(self, initialized: Route) -> str | None: ...
         @staticmethod
         def _modern_status(answer: bytes) -> int: ...
         def _deadline(self) -> float | None: ...
@@ -107,7 +108,8 @@ class OwnBridge:
         else:
             child = await owner.legacy.pick()
         initialized = owner.initialized
-        session = None if initialized is None else self.sessions.new(owner.legacy)
+        session = None if initialized is None else self.sessions.new(
+            owner.legacy, self._version(initialized))
         if session is None:
             if not owner.sessions:
                 self.own.release(owner)
@@ -177,7 +179,7 @@ class OwnBridge:
         """An owner idle past ``session_idle_timeout``: its sessions end, its children stop."""
         assert self.own is not None
         for session in list(owner.sessions):
-            self._end(session)
+            self._end(session, "timeout")
         self.own.release(owner)
 
     async def _modern_own(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -14,12 +14,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 from rpcline._gateway.auth_identity import IDENTITY
 from rpcline._gateway.bridge_lines import param
+from rpcline._gateway.observe import Hooks, SessionEnded, SessionStarted
 from rpcline._gateway.shared_child import Call
 
 if TYPE_CHECKING:
@@ -35,11 +37,13 @@ class Session:
     children its calls go to (``pool``) and, when they are its own, their ``own``er."""
 
     __slots__ = ("id", "mailbox", "streaming", "calls", "subscriptions", "level", "owner",
-                 "pool", "own")
+                 "pool", "own", "began", "version")
 
-    def __init__(self, id: str, pool: Pool) -> None:
+    def __init__(self, id: str, pool: Pool, version: str | None = None) -> None:
         self.id = id
         self.pool = pool
+        self.began = time.perf_counter()
+        self.version = version  # the protocol version its initialize was answered with
         self.own: Owner | None = None
         # Who opened it, when a resource server named the caller (``owner_of``): only that
         # caller may use it, as the SDK binds a session to the credential that created it.
@@ -94,10 +98,13 @@ class Sessions:
         self.open: OrderedDict[str, Session] = OrderedDict()  # least recently used first
         self.ended: OrderedDict[str, None] = OrderedDict()
         self.opened = 0  # sessions opened here, in all
+        self.hooks: Hooks | None = None  # told of each session's start and end
+        self.server: str | None = None  # the bridge's name, for the hooks
 
-    def new(self, pool: Pool | None = None) -> Session | None:
-        """A new session whose calls go to ``pool`` (by default the bridge's), or None when
-        ``limit`` are open and every one is in use."""
+    def new(self, pool: Pool | None = None, version: str | None = None) -> Session | None:
+        """A new session whose calls go to ``pool`` (by default the bridge's), its
+        initialize answered with protocol ``version``, or None when ``limit`` are open and
+        every one is in use."""
         pool = self.pool if pool is None else pool
         assert pool is not None
         if len(self.open) >= self.limit and not self._evict():
@@ -105,8 +112,10 @@ class Sessions:
         id = secrets.token_hex(16)
         if self.key is not None:
             id = f"{id}.{self._signature(id)}"
-        session = self.open[id] = Session(id, pool)
+        session = self.open[id] = Session(id, pool, version)
         self.opened += 1
+        if self.hooks is not None:
+            self._started(self.hooks, session)
         return session
 
     def find(self, id: str) -> Session | None:
@@ -123,24 +132,37 @@ class Sessions:
             if hmac.compare_digest(signature.encode("latin-1"), self._signature(nonce).encode()):
                 if len(self.open) < self.limit or self._evict():
                     session = self.open[id] = Session(id, self.pool)
+                    if self.hooks is not None:
+                        self._started(self.hooks, session)
         return session
 
     def _evict(self) -> bool:
         """End the least recently used idle session; whether there was one."""
         for session in self.open.values():
             if not session.streaming and not session.calls:
-                self.close(session)
+                self.close(session, "evicted")
                 return True
         return False
 
-    def close(self, session: Session) -> None:
-        if self.open.pop(session.id, None) is not None and self.on_close is not None:
-            self.on_close(session)
+    def close(self, session: Session, error_type: str | None = None) -> None:
+        """End ``session`` (``error_type``: why, when its client did not end it: the
+        hooks' ``SessionEnded``)."""
+        if self.open.pop(session.id, None) is not None:
+            if self.hooks is not None:
+                self.hooks.tell(self.hooks.on_session_end, SessionEnded(
+                    session.id, session.version, self.server,
+                    time.perf_counter() - session.began, error_type))
+            if self.on_close is not None:
+                self.on_close(session)
         session.mailbox.finish(b"")
         if self.key is not None:
             self.ended[session.id] = None
             if len(self.ended) > ENDED_KEPT:
                 self.ended.popitem(last=False)
+
+    def _started(self, hooks: Hooks, session: Session) -> None:
+        hooks.tell(hooks.on_session_start, SessionStarted(session.id, session.version,
+                                                          self.server))
 
     def _signature(self, nonce: str) -> str:
         assert self.key is not None

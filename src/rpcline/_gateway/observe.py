@@ -5,8 +5,10 @@ As aiohttp's ``TraceConfig``: each call through a bridge gets one ``ctx`` (a
 request is to be forwarded, ``on_child_request(ctx, ChildRequest)`` when it is written to a
 child, ``on_call_end(ctx, CallEnded)`` once its answer was sent (or it was refused).
 ``child_meta(ctx)`` returns what to splice into ``params._meta`` toward the child (the W3C
-trace context of a tracer's CLIENT span). A bridge without hooks does none of this: one
-attribute test a call.
+trace context of a tracer's CLIENT span). Beside calls: ``on_session_start(SessionStarted)``
+and ``on_session_end(SessionEnded)`` for each 2025-era session, ``on_child_restart
+(ChildRestarted)`` for each start of a child that had run before. A bridge without hooks
+does none of this: one attribute test a call.
 """
 
 from __future__ import annotations
@@ -68,22 +70,62 @@ class CallEnded:
     answer_bytes: int
 
 
+@dataclass(frozen=True, slots=True)
+class SessionStarted:
+    """A 2025-era session opened (its ``Mcp-Session-Id``), on a bridge named ``server``."""
+
+    session_id: str
+    protocol_version: str | None
+    server: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnded:
+    """A session's end, ``duration`` seconds after it opened; ``error_type`` None when the
+    client ended it (DELETE) or the bridge stopped, ``evicted`` (past ``max_sessions``),
+    ``timeout`` (idle past ``session_idle_timeout``)."""
+
+    session_id: str
+    protocol_version: str | None
+    server: str | None
+    duration: float
+    error_type: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ChildRestarted:
+    """A child (its name, as in the log: ``2025-1``) started again after a process ended."""
+
+    child: str
+    server: str | None
+
+
 Hook = Callable[[SimpleNamespace, Any], None]
+Told = Callable[[Any], None]  # a hook given the record alone (sessions, restarts)
 
 
 class Hooks:
     """The callables a bridge calls for each call (see the module's text)."""
 
-    __slots__ = ("on_call_start", "on_child_request", "on_call_end", "child_meta")
+    __slots__ = ("on_call_start", "on_child_request", "on_call_end", "child_meta",
+                 "on_session_start", "on_session_end", "on_child_restart")
 
     def __init__(self, *, on_call_start: Iterable[Hook] = (),
                  on_child_request: Iterable[Hook] = (), on_call_end: Iterable[Hook] = (),
-                 child_meta: Callable[[SimpleNamespace], Mapping[str, str]] | None = None
-                 ) -> None:
+                 child_meta: Callable[[SimpleNamespace], Mapping[str, str]] | None = None,
+                 on_session_start: Iterable[Told] = (), on_session_end: Iterable[Told] = (),
+                 on_child_restart: Iterable[Told] = ()) -> None:
         self.on_call_start = tuple(on_call_start)
         self.on_child_request = tuple(on_child_request)
         self.on_call_end = tuple(on_call_end)
         self.child_meta = child_meta
+        self.on_session_start = tuple(on_session_start)
+        self.on_session_end = tuple(on_session_end)
+        self.on_child_restart = tuple(on_child_restart)
+
+    def tell(self, hooks: tuple[Told, ...], record: Any) -> None:
+        for hook in hooks:
+            hook(record)
 
 
 class Watch:

@@ -4,9 +4,9 @@ A SERVER span toward the client (its parent the W3C context in ``params._meta``,
 the HTTP headers) and a CLIENT span toward the child under it, named ``{mcp.method.name}
 {target}``, with the MCP semantic conventions' attributes; the CLIENT span's context is
 what ``child_meta`` gives the bridge to splice into ``params._meta``, so the child's own
-spans nest under it. Metrics: ``mcp.server.operation.duration`` and
-``mcp.client.operation.duration`` (seconds, the conventions' buckets), and the gateway's
-own counters. Only the OpenTelemetry API is used: the providers are the caller's (the
+spans nest under it. Metrics: ``mcp.server.operation.duration``,
+``mcp.client.operation.duration`` and ``mcp.server.session.duration`` (seconds, the
+conventions' buckets), and the gateway's own counters. Only the OpenTelemetry API is used: the providers are the caller's (the
 global ones unless given).
 """
 
@@ -22,7 +22,15 @@ from opentelemetry.metrics import Observation
 from opentelemetry.trace import SpanKind, StatusCode
 
 from rpcline._gateway import otel_lines
-from rpcline._gateway.observe import CallEnded, CallStarted, ChildRequest, Hooks
+from rpcline._gateway.observe import (
+    CallEnded,
+    CallStarted,
+    ChildRequest,
+    ChildRestarted,
+    Hooks,
+    SessionEnded,
+    SessionStarted,
+)
 
 # The conventions' advice for MCP operation durations (seconds).
 BUCKETS: Final = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
@@ -75,12 +83,42 @@ class Telemetry:
         self.refused = meter.create_counter(
             "rpcline.calls.refused", unit="{call}",
             description="calls the gateway answered itself, by HTTP status")
+        self.session_duration = meter.create_histogram(
+            "mcp.server.session.duration", unit="s",
+            description="The duration of the MCP session as observed on the MCP server",
+            explicit_bucket_boundaries_advisory=BUCKETS)
+        self.sessions: Counter[str | None] = Counter()  # open, by protocol version
+        meter.create_observable_up_down_counter(
+            "rpcline.sessions", [lambda _: _observed(self.sessions, "mcp.protocol.version")],
+            unit="{session}", description="2025-era sessions open")
+        self.restarts = meter.create_counter(
+            "rpcline.child.restarts", unit="{restart}",
+            description="starts of a child whose process before ended")
 
     def hooks(self) -> Hooks:
+        told: dict[str, Any] = {"on_session_start": [self.session_start],
+                                "on_session_end": [self.session_end],
+                                "on_child_restart": [self.restarted]}
         if not self.tracing:
-            return Hooks(on_call_start=[self.start], on_call_end=[self.end])
+            return Hooks(on_call_start=[self.start], on_call_end=[self.end], **told)
         return Hooks(on_call_start=[self.start], on_child_request=[self.child],
-                     on_call_end=[self.end], child_meta=self.meta)
+                     on_call_end=[self.end], child_meta=self.meta, **told)
+
+    def session_start(self, started: SessionStarted) -> None:
+        self.sessions[started.protocol_version] += 1
+
+    def session_end(self, ended: SessionEnded) -> None:
+        self.sessions[ended.protocol_version] -= 1
+        attributes = {"network.protocol.name": "http", "network.transport": "tcp"}
+        if ended.protocol_version is not None:
+            attributes["mcp.protocol.version"] = ended.protocol_version
+        if ended.error_type is not None:
+            attributes["error.type"] = ended.error_type
+        self.session_duration.record(ended.duration, attributes)
+
+    def restarted(self, restarted: ChildRestarted) -> None:
+        self.restarts.add(1, {} if restarted.server is None else
+                          {"rpcline.server.name": restarted.server})
 
     def start(self, ctx: SimpleNamespace, started: CallStarted) -> None:
         attributes = otel_lines.attributes(
@@ -149,8 +187,9 @@ class Telemetry:
             _close(server, errors)
 
 
-def _observed(counts: Counter[str]) -> Iterable[Observation]:
-    return [Observation(value, {"mcp.method.name": method}) for method, value in counts.items()]
+def _observed(counts: Counter[Any], key: str = "mcp.method.name") -> Iterable[Observation]:
+    return [Observation(value, {} if label is None else {key: label})
+            for label, value in counts.items()]
 
 
 def _close(span: trace.Span, errors: Mapping[str, Any]) -> None:

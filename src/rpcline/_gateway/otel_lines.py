@@ -64,6 +64,14 @@ def target(r: Route) -> str | None:
     return string(data, span) if span is not None and data[span[0]] == 0x22 else None
 
 
+def protocol_version(r: Route, span: Span | None) -> str | None:
+    """``protocolVersion`` of the object at ``span`` (an initialize's ``params``, its
+    answer's ``result``; None: absent, or not a string)."""
+    data = line_of(r)
+    found = member(data, span, "protocolVersion")
+    return string(data, found) if found is not None and data[found[0]] == 0x22 else None
+
+
 def _absent(data: bytes, span: Span, key: bytes) -> bool:
     """Whether no member named ``key`` can be in ``span``: neither its bytes nor an escape
     (a byte search, far cheaper than the walk)."""

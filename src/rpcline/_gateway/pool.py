@@ -26,8 +26,10 @@ class Pool:
                  record: str | None = None, stderr: str = "inherit",
                  label: str | None = None,
                  on_request: Callable[[SharedChild, Route], None] | None = None,
-                 first: int = 1) -> None:
+                 first: int = 1,
+                 on_restart: Callable[[SharedChild], None] | None = None) -> None:
         self.era = era
+        self.on_restart = on_restart  # told of each start of a child that ran before
         self.log = log
         self.prepare = prepare
         self.children = [SharedChild(f"{era}-{n}", command, limits=limits, env=env, cwd=cwd,
@@ -82,7 +84,10 @@ class Pool:
     async def _start(self, child: SharedChild, start: bool = True, prepare: bool = True) -> None:
         try:
             if start:
+                again = child.generation > 0
                 await child.start()
+                if again and self.on_restart is not None:
+                    self.on_restart(child)
             if self.prepare is not None and prepare:
                 await self.prepare(child)
             self.failed.pop(child, None)

@@ -36,7 +36,7 @@ class PipeWatches:
         (``child_meta``'s entries spliced into it)."""
         assert r.method is not None and r.id is not None
         if r.method == "initialize":
-            self.protocol_version = version_in(r, r.params_span)
+            self.protocol_version = otel_lines.protocol_version(r, r.params_span)
         version = self.protocol_version
         started = CallStarted(r.method, otel_lines.target(r), r.id,
                               "2025" if version is not None and version < "2026" else "2026",
@@ -58,13 +58,6 @@ class PipeWatches:
             del self.calls[id]
         if w.started.method == "initialize" and answer is not None:
             answered = route(answer)
-            self.protocol_version = version_in(answered, answered.result_span)
+            self.protocol_version = otel_lines.protocol_version(answered,
+                                                                answered.result_span)
         w.end(answer, id)
-
-
-def version_in(r: Route, span: tuple[int, int] | None) -> str | None:
-    """``protocolVersion`` of the object at ``span`` (an initialize's params, its answer's
-    result; None: absent, or not a string)."""
-    data = otel_lines.line_of(r)
-    span = otel_lines.member(data, span, "protocolVersion")
-    return otel_lines.string(data, span) if span is not None and data[span[0]] == 0x22 else None
