@@ -152,3 +152,30 @@ def test_a_large_params_target_is_walked() -> None:
     line = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "arguments": {"name": "inner", "blob": "x" * 10_000}, "name": "outer"}})
     assert otel.target(rpcline.route(line)) == "outer"
+
+
+@pytest.mark.parametrize("params", [
+    '{"name":"x"}',
+    '{ "_meta" : {"name":"inner"} , "name" : "x" }',  # the key after a skipped member
+    '{"arguments":{"name":"inner"}}',  # only a nested object's key: no target
+    '{"arguments":{"t":"say \\"name\\": 1"}}',  # the bytes in a string, escaped quotes
+    '{"arguments":{"\\"name\\"":1}}',  # a key with the name quoted in it
+    '{"t":"a\\\\","name":"x"}',  # an escaped backslash just before the key
+    '{"a":"\\"name","b":5}',  # "name" inside a value, never a key
+    '{"name":5}',
+    '{"name":"first","name":"last"}',
+    '{}',
+])
+def test_the_target_is_what_a_parser_reads(params: str) -> None:
+    line = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":' + params + "}"
+    expected = orjson.loads(line)["params"].get("name")
+    assert otel.target(rpcline.route(line)) == (expected if type(expected) is str else None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["name", "_meta", "arguments", "x"]), json_values,
+                       max_size=4), st.sampled_from(["tools/call", "resources/read"]))
+def test_targets_agree_with_orjson(params: dict[str, Any], method: str) -> None:
+    line = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    found = orjson.loads(line)["params"].get("name" if method == "tools/call" else "uri")
+    assert otel.target(rpcline.route(line)) == (found if type(found) is str else None)

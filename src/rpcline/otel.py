@@ -51,9 +51,12 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'rpcline.otel' has no attribute {name!r}")
 
 
+TRACED = ("request", "notification")
+
+
 def _routed(line: Route | bytes | str) -> Route:
     r = line if type(line) is Route else route(line)  # type: ignore[arg-type]
-    if r.kind not in ("request", "notification"):
+    if r.kind not in TRACED:
         raise ValueError(f"not a request or a notification: {r.kind} "
                          f"({r.error if r.error is not None else 'a response'})")
     return r
@@ -81,9 +84,9 @@ def attributes(r: Route, *, protocol_version: str | None = None,
     ``gen_ai.tool.name`` and ``gen_ai.operation.name=execute_tool``, ``gen_ai.prompt.name``,
     ``mcp.resource.uri``, and the ones given (``mcp.protocol.version``, ``mcp.session.id``,
     ``network.transport``, ``client.address``)."""
-    r = _routed(r)
-    assert r.method is not None
-    return otel_lines.attributes(r.method, otel_lines.target(r), r.id,
+    if type(r) is not Route or r.kind not in TRACED:  # inlined _routed: the usual case
+        r = _routed(r)
+    return otel_lines.attributes(r.method, otel_lines.target(r), r.id,  # type: ignore[arg-type]
                                  protocol_version=protocol_version, session_id=session_id,
                                  transport=transport, client_address=client_address)
 
