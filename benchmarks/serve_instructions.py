@@ -1,7 +1,7 @@
 """Instructions a call through the bridge, by callgrind: deterministic where timing is noise.
 
     python benchmarks/serve_instructions.py [--calls 800]
-        [--variants open named auth legacy session]
+        [--variants open named auth legacy session otel]
 
 Each variant runs in a process of its own under ``valgrind --tool=callgrind``, in process
 (no HTTP server: the ASGI app is called directly, 16 calls at a time, ``tools/call``
@@ -16,10 +16,14 @@ opening and shutdown cancelled out. Variants:
   already accepted (a cached JWT: what every call after a client's first costs).
 - ``legacy``: the bridge in shared mode, 16 2025-era sessions, a call on each at a time.
 - ``session``: the same 16 sessions with ``isolation="session"``: a child each.
+- ``otel``: the bridge of ``open`` with ``rpcline serve --otel``'s hooks (the OpenTelemetry
+  SDK's providers as ``OTEL_TRACES_EXPORTER=none OTEL_METRICS_EXPORTER=none`` set them up:
+  every span recorded, none exported; the SDK's own share: ``benchmarks/otel_hooks.py``).
 
 Printed: instructions a call and the ratio to its base, ``open`` for the first three and
-``legacy`` for ``session`` (targets: named <= 1.05x, issue 38; auth <= 1.3x, issue 40;
-session <= 1.1x, issue 39). Linux with valgrind only.
+``otel``, ``legacy`` for ``session`` (targets: named <= 1.05x, issue 38; auth <= 1.3x, issue 40;
+session <= 1.1x, issue 39; otel <= 1.5x, issue 41, of the whole gateway call, which HTTP
+makes larger than ``open`` here). Linux with valgrind only.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ HEADERS = [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json"),
 
 
 LEGACY = "2025-11-25"
-BASE = {"named": "open", "auth": "open", "session": "legacy"}  # what each is compared with
+BASE = {"named": "open", "auth": "open", "session": "legacy", "otel": "open"}  # what each is compared with
 LEGACY_HEADERS = [*HEADERS[:3], (b"mcp-protocol-version", LEGACY.encode())]
 
 
@@ -123,7 +127,7 @@ async def serve(variant: str, calls: int) -> None:
         return await sessions(variant, calls)
 
     log = lambda line: None  # noqa: E731  # the bridges' lines are not what is measured
-    bridge = StdioBridge(CHILD, log=log)
+    bridge = StdioBridge(CHILD, log=log, hooks=hooks(variant))
     closing: list[Any] = [bridge]
     app: Any = bridge
     path, headers = "/mcp", HEADERS
@@ -150,6 +154,18 @@ async def serve(variant: str, calls: int) -> None:
         await each.aclose()
 
 
+def hooks(variant: str) -> Any:
+    """``rpcline serve --otel``'s hooks for ``otel``, else None."""
+    if variant != "otel":
+        return None
+    import os
+
+    os.environ.update(OTEL_TRACES_EXPORTER="none", OTEL_METRICS_EXPORTER="none")
+    from rpcline._cli.serve_otel import setup
+
+    return setup(True, False).hooks
+
+
 def instructions(variant: str, calls: int) -> int:
     with tempfile.TemporaryDirectory() as folder:
         done = subprocess.run(
@@ -167,8 +183,8 @@ def main() -> int:
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=800)
-    variants = ["open", "named", "auth", "legacy", "session"]
-    parser.add_argument("--variants", nargs="+", default=variants, choices=variants)
+    variants = ["open", "named", "auth", "legacy", "session", "otel"]
+    parser.add_argument("--variants", nargs="+", default=variants[:5], choices=variants)
     args = parser.parse_args()
     per_call = {}
     for variant in args.variants:

@@ -5,9 +5,9 @@ object a line.
 own lines (``rpcline serve: ...``), the children's prefixed ones (``[NAME ERA-N PID] ...``,
 written to ``sys.stderr.buffer``), uvicorn's and any traceback all go through it: each
 whole line becomes ``{"time", "source", "message"}`` (``source``: ``rpcline`` or the child's
-prefix, else ``stderr``), with ``trace_id`` and ``span_id`` while an OpenTelemetry span is
-current (``--otel``: the call's SERVER span). A child run with ``--child-stderr inherit``
-writes to the descriptor itself, past this writer.
+prefix, else ``stderr``), with ``trace_id`` and ``span_id`` of the SERVER span of the call
+the line is written for (``--otel``), else of the OpenTelemetry span current. A child run
+with ``--child-stderr inherit`` writes to the descriptor itself, past this writer.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import time
 from typing import Any, BinaryIO, Final
 
 import orjson
+
+from rpcline._gateway.observe import WATCH
 
 OWN: Final = "rpcline serve: "
 
@@ -42,7 +44,13 @@ def _trace_ids() -> dict[str, str]:
     trace = sys.modules.get("opentelemetry.trace")
     if trace is None:  # nothing traces: nothing imported it
         return {}
-    context = trace.get_current_span().get_span_context()
+    # The call this task serves (the bridge's WATCH): its SERVER span, never made current
+    # (that would cost each call an attach and a detach); else a library's current span.
+    watch = WATCH.get()
+    span = None if watch is None else getattr(watch.ctx, "otel_server", None)
+    if span is None:
+        span = trace.get_current_span()
+    context = span.get_span_context()
     if not context.is_valid:
         return {}
     return {"trace_id": f"{context.trace_id:032x}", "span_id": f"{context.span_id:016x}"}

@@ -57,8 +57,9 @@ class ChildRequest:
 @dataclass(frozen=True, slots=True)
 class CallEnded:
     """The call's end: the HTTP ``status`` sent (0 over a pipe: ``rpcline proxy``), the
-    child's id for it (None: never sent to a child; the caller's own through the proxy), the answer's JSON-RPC ``error_code`` and the conventions' ``error_type``
-    (the code as a string, ``tool_error`` for a tool's ``isError: true``; None: success),
+    child's id for it (None: never sent to a child; the caller's own through the proxy),
+    the answer's JSON-RPC ``error_code`` and the conventions' ``error_type`` (the code as
+    a string, ``tool_error`` for a tool's ``isError: true``; None: success),
     and the seconds since ``CallStarted`` (``child_duration``: since ``ChildRequest``)."""
 
     status: int

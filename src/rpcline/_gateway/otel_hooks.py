@@ -17,9 +17,10 @@ from collections.abc import Iterable, Mapping
 from types import SimpleNamespace
 from typing import Any, Final
 
-from opentelemetry import context, metrics, propagate, trace
+from opentelemetry import metrics, propagate, trace
 from opentelemetry.metrics import Observation
 from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from rpcline._gateway import otel_lines
 from rpcline._gateway.observe import (
@@ -40,6 +41,8 @@ METRIC_KEYS: Final = ("mcp.method.name", "gen_ai.tool.name", "gen_ai.prompt.name
                       "error.type", "rpc.response.status_code")
 TRACE_HEADERS: Final = ((b"traceparent", "traceparent"), (b"tracestate", "tracestate"))
 SCOPE: Final = "rpcline"
+W3C_FIELDS: Final = {"traceparent", "tracestate", "baggage"}
+W3C: Final = TraceContextTextMapPropagator()
 
 
 def carrier(started: CallStarted) -> dict[str, str]:
@@ -61,6 +64,9 @@ class Telemetry:
                  meter_provider: metrics.MeterProvider | None = None,
                  version: str = "", tracing: bool = True) -> None:
         self.tracing = tracing  # False: metrics only (``--metrics`` alone), no span work
+        # The default propagators (W3C trace context and baggage): the child's traceparent is
+        # written from the span's context; any others configured: through them.
+        self.w3c = propagate.get_global_textmap().fields == W3C_FIELDS
         self.tracer = trace.get_tracer(SCOPE, version, tracer_provider=tracer_provider)
         meter = metrics.get_meter(SCOPE, version, meter_provider=meter_provider)
         self.server_duration = meter.create_histogram(
@@ -126,53 +132,51 @@ class Telemetry:
             protocol_version=started.protocol_version, session_id=started.session_id,
             transport=started.transport, client_address=started.client_address,
             client_port=started.client_port)
-        ctx.otel_attributes = attributes
-        ctx.otel_client = ctx.otel_server = ctx.otel_token = None
-        ctx.otel_started = started.at
+        # What the histograms carry, once a call: the CLIENT span's attributes too.
+        ctx.otel_measured = {k: v for k, v in attributes.items() if k in METRIC_KEYS}
+        ctx.otel_client = ctx.otel_server = None
         if self.tracing:
             found = carrier(started)
             parent = propagate.extract(found) if found else None
             ctx.otel_name = otel_lines.span_name(started.method, started.target)
+            # Never made current (attach and detach cost as much as a span's attributes):
+            # the bridge's WATCH names the call, and log lines find its span there.
             ctx.otel_server = self.tracer.start_span(ctx.otel_name, context=parent,
                                                      kind=SpanKind.SERVER,
                                                      attributes=attributes)
-            if started.transport == "tcp":
-                # Current while the call runs in its task: a log line then names its trace.
-                # (A relay's call has no task: its callbacks share one context a side.)
-                ctx.otel_token = context.attach(trace.set_span_in_context(ctx.otel_server))
         ctx.otel_method = started.method
         self.in_flight[started.method] += 1
 
     def child(self, ctx: SimpleNamespace, request: ChildRequest) -> None:
-        attributes = {k: v for k, v in ctx.otel_attributes.items() if k in METRIC_KEYS}
-        attributes["network.transport"] = "pipe"
         ctx.otel_client = self.tracer.start_span(
             ctx.otel_name, context=trace.set_span_in_context(ctx.otel_server),
-            kind=SpanKind.CLIENT, attributes=attributes)
+            kind=SpanKind.CLIENT, attributes={**ctx.otel_measured, "network.transport": "pipe"})
 
     def meta(self, ctx: SimpleNamespace) -> Mapping[str, str]:
+        client = ctx.otel_client
         found: dict[str, str] = {}
-        if ctx.otel_client is not None:
-            propagate.inject(found, trace.set_span_in_context(ctx.otel_client))
+        if client is None:
+            return found
+        if not self.w3c:
+            propagate.inject(found, trace.set_span_in_context(client))
+            return found
+        W3C.inject(found, trace.set_span_in_context(client))  # no baggage to write
         return found
 
     def end(self, ctx: SimpleNamespace, ended: CallEnded) -> None:
-        if ctx.otel_token is not None:
-            context.detach(ctx.otel_token)
         self.in_flight[ctx.otel_method] -= 1
-        errors: dict[str, str] = {}
+        measured = ctx.otel_measured
+        errors: dict[str, Any] = {}
         if ended.error_type is not None:
             errors["error.type"] = ended.error_type
-        if ended.error_code is not None:
-            errors["rpc.response.status_code"] = str(ended.error_code)
-        measured = {k: v for k, v in ctx.otel_attributes.items() if k in METRIC_KEYS}
-        measured.update(errors)
+            if ended.error_code is not None:
+                errors["rpc.response.status_code"] = str(ended.error_code)
+            measured = {**measured, **errors}
         self.server_duration.record(ended.duration, measured)
         client = ctx.otel_client
         if client is not None:
-            if ended.child_id is not None:
-                client.set_attribute("jsonrpc.request.id", str(ended.child_id))
-            _close(client, errors)
+            _close(client, errors if ended.child_id is None else
+                   {**errors, "jsonrpc.request.id": str(ended.child_id)}, errors)
         if ended.child_duration is not None:
             self.client_duration.record(ended.child_duration, {**measured,
                                                                "network.transport": "pipe"})
@@ -181,10 +185,9 @@ class Telemetry:
                                  "http.response.status_code": ended.status})
         self.relayed[ctx.otel_method] += ended.answer_bytes
         server = ctx.otel_server
-        if server is not None:
-            if ended.status:  # HTTP (0: a pipe)
-                server.set_attribute("http.response.status_code", ended.status)
-            _close(server, errors)
+        if server is not None:  # the HTTP status, but over a pipe (0)
+            _close(server, {**errors, "http.response.status_code": ended.status}
+                   if ended.status else errors, errors)
 
 
 def _observed(counts: Counter[Any], key: str = "mcp.method.name") -> Iterable[Observation]:
@@ -192,8 +195,11 @@ def _observed(counts: Counter[Any], key: str = "mcp.method.name") -> Iterable[Ob
             for label, value in counts.items()]
 
 
-def _close(span: trace.Span, errors: Mapping[str, Any]) -> None:
+def _close(span: trace.Span, attributes: Mapping[str, Any], errors: Mapping[str, Any]) -> None:
+    """Set the span's last ``attributes`` (one call: each takes the span's lock), its status
+    ERROR when there are ``errors``, and end it."""
+    if attributes:
+        span.set_attributes(attributes)
     if errors:
-        span.set_attributes(errors)
         span.set_status(StatusCode.ERROR)
     span.end()

@@ -137,12 +137,15 @@ def splice_meta(r: Route, entries: Mapping[str, str]) -> bytes:
     params = r.params_span
     if data[params[0]] != 0x7B:
         return data
-    meta = None if _absent(data, params, b"_meta") else _meta_span(data, params)
+    # No trace key anywhere in params (the usual request): the entries go first in _meta,
+    # and only where _meta starts is needed, not where it ends.
+    traced = not _absent(data, params, b"trace")
+    meta = None if _absent(data, params, b"_meta") else _meta_span(data, params, traced)
     if meta is None:
         return _insert(data, params, b'"_meta":' + _object(entries))
     if data[meta[0]] != 0x7B:
         return data
-    if _absent(data, meta, b"trace"):  # no key to replace: the entries go first
+    if not traced or _absent(data, meta, b"trace"):  # no key to replace: entries first
         return _insert(data, meta, _object(entries)[1:-1])
     pieces: list[bytes] = []
     at = meta[0]
@@ -161,10 +164,11 @@ def splice_meta(r: Route, entries: Mapping[str, str]) -> bytes:
     return _insert(spliced, (meta[0], end), _object(new)[1:-1])
 
 
-def _meta_span(data: bytes, params: Span) -> Span | None:
-    """Where ``params._meta``'s value is (None: absent). A small params object without
-    escapes whose only ``"_meta":`` is its own member's needs no walk: its decoded form
-    says the member is there, and the bytes where."""
+def _meta_span(data: bytes, params: Span, ends: bool = True) -> Span | None:
+    """Where ``params._meta``'s value is (None: absent; ``ends`` False: its end may be
+    given as its start). A small params object without escapes whose only ``"_meta":``
+    is its own member's needs no walk: its decoded form says the member is there, and the
+    bytes where."""
     start, end = params
     if end - start <= SMALL and data.find(b"\\u", start, end) < 0:
         keys = list(_META_KEY.finditer(data, start, end))
@@ -172,7 +176,7 @@ def _meta_span(data: bytes, params: Span) -> Span | None:
             decoded = orjson.loads(memoryview(data)[start:end])
             if type(decoded) is dict and "_meta" in decoded:
                 at = keys[0].end()
-                return at, value_end(data, at)
+                return at, value_end(data, at) if ends else at
     return member(data, params, "_meta")
 
 
