@@ -27,13 +27,22 @@ from typing import TYPE_CHECKING, Any
 
 from rpcline._core.route import Route, route
 from rpcline._gateway import otel_lines
-from rpcline._gateway.observe import CallEnded, CallStarted, ChildRequest, Hooks
+from rpcline._gateway.observe import (
+    CallEnded,
+    CallStarted,
+    ChildRequest,
+    ChildRestarted,
+    Hooks,
+    SessionEnded,
+    SessionStarted,
+)
 
 if TYPE_CHECKING:
     from rpcline._gateway.otel_hooks import Telemetry
 
-__all__ = ("CallEnded", "CallStarted", "ChildRequest", "Hooks", "Telemetry", "attributes",
-           "span_name", "splice_traceparent", "target", "trace_context")
+__all__ = ("CallEnded", "CallStarted", "ChildRequest", "ChildRestarted", "Hooks",
+           "SessionEnded", "SessionStarted", "Telemetry", "attributes", "span_name",
+           "splice_traceparent", "target", "trace_context")
 
 
 def __dir__() -> list[str]:
