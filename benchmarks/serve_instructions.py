@@ -52,7 +52,8 @@ HEADERS = [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json"),
 
 
 LEGACY = "2025-11-25"
-BASE = {"named": "open", "auth": "open", "session": "legacy", "otel": "open"}  # what each is compared with
+# What each is compared with.
+BASE = {"named": "open", "auth": "open", "session": "legacy", "otel": "open"}
 LEGACY_HEADERS = [*HEADERS[:3], (b"mcp-protocol-version", LEGACY.encode())]
 
 
