@@ -6,8 +6,8 @@ the HTTP headers) and a CLIENT span toward the child under it, named ``{mcp.meth
 what ``child_meta`` gives the bridge to splice into ``params._meta``, so the child's own
 spans nest under it. Metrics: ``mcp.server.operation.duration``,
 ``mcp.client.operation.duration`` and ``mcp.server.session.duration`` (seconds, the
-conventions' buckets), and the gateway's own counters. Only the OpenTelemetry API is used: the providers are the caller's (the
-global ones unless given).
+conventions' buckets), and the gateway's own counters. Only the OpenTelemetry API is
+used: the providers are the caller's (the global ones unless given).
 """
 
 from __future__ import annotations
@@ -64,9 +64,11 @@ class Telemetry:
                  meter_provider: metrics.MeterProvider | None = None,
                  version: str = "", tracing: bool = True) -> None:
         self.tracing = tracing  # False: metrics only (``--metrics`` alone), no span work
-        # The default propagators (W3C trace context and baggage): the child's traceparent is
-        # written from the span's context; any others configured: through them.
-        self.w3c = propagate.get_global_textmap().fields == W3C_FIELDS
+        # With the default propagators (W3C trace context and baggage: no baggage is ever
+        # current here), the W3C one alone writes the child's traceparent; any others
+        # configured, the global one.
+        self.inject = (W3C.inject if propagate.get_global_textmap().fields == W3C_FIELDS
+                       else propagate.inject)
         self.tracer = trace.get_tracer(SCOPE, version, tracer_provider=tracer_provider)
         meter = metrics.get_meter(SCOPE, version, meter_provider=meter_provider)
         self.server_duration = meter.create_histogram(
@@ -139,8 +141,9 @@ class Telemetry:
             found = carrier(started)
             parent = propagate.extract(found) if found else None
             ctx.otel_name = otel_lines.span_name(started.method, started.target)
-            # Never made current (attach and detach cost as much as a span's attributes):
-            # the bridge's WATCH names the call, and log lines find its span there.
+            # Never made current (a relay's callbacks share one context a side, so a
+            # detach would not find its attach): log lines find the span through the
+            # bridge's WATCH.
             ctx.otel_server = self.tracer.start_span(ctx.otel_name, context=parent,
                                                      kind=SpanKind.SERVER,
                                                      attributes=attributes)
@@ -153,14 +156,9 @@ class Telemetry:
             kind=SpanKind.CLIENT, attributes={**ctx.otel_measured, "network.transport": "pipe"})
 
     def meta(self, ctx: SimpleNamespace) -> Mapping[str, str]:
-        client = ctx.otel_client
         found: dict[str, str] = {}
-        if client is None:
-            return found
-        if not self.w3c:
-            propagate.inject(found, trace.set_span_in_context(client))
-            return found
-        W3C.inject(found, trace.set_span_in_context(client))  # no baggage to write
+        if ctx.otel_client is not None:
+            self.inject(found, trace.set_span_in_context(ctx.otel_client))
         return found
 
     def end(self, ctx: SimpleNamespace, ended: CallEnded) -> None:
