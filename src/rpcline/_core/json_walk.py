@@ -3,8 +3,9 @@
 The walk needs no checks (the bytes were validated exactly as orjson would): a value's end
 is found by regular expressions over its bytes, an object's members by skipping every
 value but the ones wanted. The pure-Python twin of the walk in ``http_c.pyx`` (``_ws``,
-``_string_end``, ``_value_end``, ``_members``, ``_string``), shared by ``http_py`` and by
-tracing (``rpcline._gateway.otel_lines``).
+``_string_end``, ``_value_end``, ``_members``, ``_string``), shared by ``http_py``, by
+tracing (``rpcline._gateway.otel_lines``) and by the bridge's reading of a child's results
+(``rpcline._gateway.bridge_eras``).
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ import orjson
 
 Span = tuple[int, int]
 
+# Possessive (*+, ++): a match keeps no state to backtrack into, so a value of a million
+# strings is skipped in no more memory than one.
 _WHITESPACE: Final = re.compile(rb"[ \t\n\r]*")
-# From after an opening quote to after the closing one (escapes were validated by route).
-_STRING_REST: Final = re.compile(rb'(?:[^"\\]|\\.)*"', re.DOTALL)
-_STRUCTURE: Final = re.compile(rb'["{}\[\]]')
+_STRING: Final = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
+# Up to the next bracket: runs of other bytes, and whole strings (a bracket in one is text).
+_TO_BRACKET: Final = re.compile(rb'(?:[^"\[\]{}]++|"[^"\\]*+(?:\\.[^"\\]*+)*+")*+', re.DOTALL)
 _SCALAR: Final = re.compile(rb"[^,}\] \t\n\r]*")
 
 
@@ -30,7 +33,7 @@ def ws(data: bytes, p: int) -> int:
 
 def string_end(data: bytes, p: int) -> int:
     """The end of the validated string whose opening quote is at ``p``."""
-    return _STRING_REST.match(data, p + 1).end()  # type: ignore[union-attr]
+    return _STRING.match(data, p).end()  # type: ignore[union-attr]
 
 
 def value_end(data: bytes, p: int) -> int:
@@ -42,13 +45,9 @@ def value_end(data: bytes, p: int) -> int:
         return _SCALAR.match(data, p).end()  # type: ignore[union-attr]
     depth = 0
     while True:
-        q = _STRUCTURE.search(data, p).start()  # type: ignore[union-attr]
-        c = data[q]
-        if c == 0x22:
-            p = string_end(data, q)
-            continue
-        depth += 1 if c == 0x7B or c == 0x5B else -1
-        p = q + 1
+        p = _TO_BRACKET.match(data, p).end()  # type: ignore[union-attr]
+        depth += 1 if data[p] == 0x7B or data[p] == 0x5B else -1
+        p += 1
         if depth == 0:
             return p
 

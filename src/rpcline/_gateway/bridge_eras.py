@@ -23,11 +23,11 @@ arguments, and it would answer ``ping`` or ``initialize`` as if in a session of 
 from __future__ import annotations
 
 import functools
-import re
 from typing import Any, Final
 
 import orjson
 
+from rpcline._core import json_walk
 from rpcline._core.route import Route, route
 from rpcline._core.shared import RequestId
 from rpcline._version import __version__
@@ -73,7 +73,7 @@ def completed(answer: bytes, method: str, server_info: bytes | None) -> bytes:
         present = members(answer, start)
         empty = not present
     else:  # none of them is a member: no need to read the result
-        present, empty = {}, _skip(_WHITESPACE, answer, start + 1) == end - 1
+        present, empty = {}, json_walk.ws(answer, start + 1) == end - 1
     added = [] if "resultType" in present else [COMPLETE]
     if method in CACHEABLE:
         added += [member for name, member in HINTS if name not in present]
@@ -167,49 +167,7 @@ def _spliced(line: bytes, edits: list[Edit]) -> bytes:
 
 # --- reading a child's result: valid JSON (route checked it), members found, not decoded ---
 
-# Possessive (*+, ++): a match keeps no state to backtrack into, so a value of a million
-# strings is skipped in no more memory than one.
-_WHITESPACE: Final = re.compile(rb"[ \t\n\r]*")
-_STRING: Final = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
-# Up to the next bracket: runs of other bytes, and whole strings (a bracket in one is text).
-_TO_BRACKET: Final = re.compile(rb'(?:[^"\[\]{}]++|"[^"\\]*+(?:\\.[^"\\]*+)*+")*+', re.DOTALL)
-_SCALAR: Final = re.compile(rb"[^,\]} \t\n\r]*")
-
-
 def members(line: bytes, start: int) -> dict[str, Span]:
     """The value span of each member of the valid JSON object at ``start`` in ``line``, by
     its name (decoded); of a name given twice, the last, which orjson keeps."""
-    found: dict[str, Span] = {}
-    p = _skip(_WHITESPACE, line, start + 1)
-    while line[p] != 0x7D:  # }
-        name_end = _skip(_STRING, line, p)
-        name = line[p + 1:name_end - 1]
-        text: str = orjson.loads(line[p:name_end]) if b"\\" in name else name.decode()
-        value = _skip(_WHITESPACE, line, _skip(_WHITESPACE, line, name_end) + 1)  # past ':'
-        p = _value_end(line, value)
-        found[text] = (value, p)
-        p = _skip(_WHITESPACE, line, p)
-        if line[p] == 0x2C:  # ,
-            p = _skip(_WHITESPACE, line, p + 1)
-    return found
-
-
-def _value_end(line: bytes, p: int) -> int:
-    """The end of the valid JSON value that starts at ``p``."""
-    if line[p] == 0x22:
-        return _skip(_STRING, line, p)
-    if line[p] != 0x7B and line[p] != 0x5B:
-        return _skip(_SCALAR, line, p)
-    depth = 0
-    while True:
-        p = _skip(_TO_BRACKET, line, p)
-        depth += 1 if line[p] == 0x7B or line[p] == 0x5B else -1
-        p += 1
-        if depth == 0:
-            return p
-
-
-def _skip(pattern: re.Pattern[bytes], line: bytes, p: int) -> int:
-    match = pattern.match(line, p)
-    assert match is not None  # each matches at p in valid JSON
-    return match.end()
+    return dict(json_walk.members(line, (start, len(line))))
