@@ -32,6 +32,13 @@ settings.register_profile("thorough", max_examples=3000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
+@pytest.fixture
+def anyio_backend() -> str:
+    """The backend of every anyio test that does not choose its own: asyncio, as the gateway
+    (the proxy, the bridge, their children) is asyncio's."""
+    return "asyncio"
+
+
 def no_extensions_requested(config: pytest.Config) -> bool:
     """True when the C-extension tests are to be skipped (option or environment)."""
     return not config.getoption("c_extensions") or bool(

@@ -34,11 +34,6 @@ BASE = "http://127.0.0.1:8000"
 RESOURCE = BASE + "/mcp"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"  # the gateway is asyncio's
-
-
 @pytest.fixture(scope="module")
 def issuer() -> Iterator[AuthServer]:
     with AuthServer() as server:

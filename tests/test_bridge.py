@@ -58,11 +58,6 @@ def call_tool(id: Any, tool: str, arguments: dict[str, Any]) -> tuple[bytes, dic
     return modern(id, "tools/call", {"name": tool, "arguments": arguments}, name=tool)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"  # the bridge is asyncio's
-
-
 class Log(list[str]):
     def __call__(self, message: str) -> None:
         self.append(message)

@@ -40,11 +40,6 @@ ASKED = ("content-type, mcp-protocol-version, mcp-method, mcp-name, mcp-param-re
          "authorization, mcp-session-id, last-event-id")
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"  # the bridge is asyncio's
-
-
 def call_echo(id: int) -> tuple[bytes, dict[str, str]]:
     """A 2026-07-28 tools/call as the SDK's client sends it: body and headers."""
     body = orjson.dumps({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {

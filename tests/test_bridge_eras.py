@@ -45,11 +45,6 @@ SERVER = Path(__file__).parent / "sdk1_server.py"
 NATIVE = [sys.executable, str(Path(__file__).parent / "sdk_server.py")]  # the SDK 2.x
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="session")
 def mcp1_python(tmp_path_factory: pytest.TempPathFactory) -> str:
     """An interpreter with the SDK 1.x: RPCLINE_TEST_MCP1_PYTHON, or a venv made here."""

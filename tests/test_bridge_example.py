@@ -23,11 +23,6 @@ SERVER = shlex.join([sys.executable, str(Path(__file__).parent / "sdk_server.py"
 PEER = shlex.join([sys.executable, str(Path(__file__).parent / "bridge_peer.py")])
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def test_each_server_answers_at_its_own_path() -> None:
     spec = importlib.util.spec_from_file_location("example", EXAMPLE)
     assert spec is not None and spec.loader is not None

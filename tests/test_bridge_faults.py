@@ -49,11 +49,6 @@ LOOPS = ["asyncio", pytest.param("uvloop", marks=pytest.mark.skipif(
     importlib.util.find_spec("uvloop") is None, reason="uvloop is not installed"))]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Log(list[str]):
     def __call__(self, message: str) -> None:
         self.append(message)

@@ -31,11 +31,6 @@ V = "2026-07-28"
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def peer_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The file bridge_peer.py appends every line it receives to."""
     path = tmp_path / "received.jsonl"

@@ -36,11 +36,6 @@ V = "2026-07-28"
 SILENT = [sys.executable, "-c", "import sys; sys.stdin.read()"]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"  # the bridge is asyncio's
-
-
 def tool(id: Any, name: str) -> bytes:
     return request(id, "tools/call", {"name": name, "arguments": {}})
 

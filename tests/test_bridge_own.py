@@ -45,11 +45,6 @@ PEER = [sys.executable, str(HERE / "bridge_peer.py")]
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def mcp1_command() -> list[str]:
     python = os.environ.get("RPCLINE_TEST_MCP1_PYTHON")
     if not python:

@@ -32,11 +32,6 @@ PEER = [sys.executable, str(Path(__file__).parent / "bridge_peer.py")]
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def request(id: Any, method: str, params: dict[str, Any] | None = None) -> bytes:
     return orjson.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params or {}})
 

@@ -14,7 +14,7 @@ from types import ModuleType
 
 import orjson
 import pytest
-from test_http import META, TOOLS, V, code, headers_for, request
+from test_http import TOOLS, V, code, headers_for, request
 
 from rpcline._core.http_schema import ParamHeaders
 

@@ -9,9 +9,7 @@ caller's and the child's ids, the era, the session, the status and the error typ
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -25,20 +23,12 @@ pytest.importorskip("uvicorn", reason="uvicorn (the interop extra) is not instal
 httpx = pytest.importorskip("httpx", reason="httpx comes with the MCP SDK")
 
 from _asgi import serving
-from test_bridge import V, call_tool
+from test_bridge import PEER, SERVER, V, call_tool
 
 from rpcline._gateway.observe import CallEnded, CallStarted, ChildRequest, Hooks
 from rpcline.bridge import StdioBridge
 
 pytestmark = pytest.mark.anyio
-HERE = Path(__file__).parent
-SERVER = [sys.executable, str(HERE / "sdk_server.py")]
-PEER = [sys.executable, str(HERE / "proxy_peer.py")]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 class Seen:

@@ -41,11 +41,6 @@ HERE = Path(__file__).parent
 CHILD = [sys.executable, str(HERE / "otel_sdk_server.py")]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def exporter() -> InMemorySpanExporter:
     """The SDK client's spans and the bridge's, one provider (the global one, set once)."""

@@ -38,11 +38,6 @@ pytestmark.append(pytest.mark.anyio)  # the anyio plugin comes with the SDK
 SERVER = [sys.executable, str(Path(__file__).parent / "sdk_server.py")]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def free_ports(n: int) -> list[int]:
     sockets = [socket.socket() for _ in range(n)]
     for s in sockets:

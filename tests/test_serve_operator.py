@@ -31,11 +31,6 @@ INIT = orjson.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params"
 ROOT = Path(__file__).parents[1]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def request(id: Any, method: str, params: dict[str, Any] | None = None) -> bytes:
     return orjson.dumps({"jsonrpc": "2.0", "id": id, "method": method, "params": params or {}})
 

@@ -37,11 +37,6 @@ MODES = ["legacy", "2026-07-28"]
 BROKEN = "no-such"  # the config entry whose command cannot run
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="session")
 def pypi_servers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path | Unavailable]:
     """Each server's console script, or why it could not be installed; in
