@@ -37,7 +37,7 @@ from rpcline._gateway.bridge_options import (DEFAULT_SHUTDOWN_GRACE, LOCALHOST_H
 from rpcline._gateway.bridge_own import OwnBridge
 from rpcline._gateway.bridge_http import (JSON, MCP, NAMED, Headers, accepts, answer_call,
                                           bearer_matches, content_type, is_exactly_json, logged,
-                                          refuse, says_json, stream)
+                                          modern_refusal, refuse, says_json, stream)
 from rpcline._gateway.bridge_sessions import (LEVELS, Session, Sessions, owned_by, owner_of,
                                               param)
 from rpcline._gateway.child import child_environment
@@ -277,16 +277,10 @@ class StdioBridge(OwnBridge):
     # --- 2026-07-28: one request, one answer ------------------------------------------------------
 
     async def _modern(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["method"] != "POST":
-            return await respond(send, 405, b"", [(b"allow", b"POST")])
-        if not accepts(scope["headers"])[0]:
-            return await respond(send, 406, b"", [])
-        # The Guard read the body and checked it: a request or a notification, routed once.
-        verdict = scope[VERDICT]
-        r = verdict.route
-        scope[MCP] = (r.method, verdict.name)  # for the request log
-        if r.kind != "request":
-            return await respond(send, 202, b"", [])
+        refusal = modern_refusal(scope)
+        if refusal is not None:
+            return await respond(send, refusal[0], b"", refusal[1])
+        r = scope[VERDICT].route  # the Guard's: a request, routed once
         if self.handshake_only and r.method not in eras.FORWARDED:  # the bridge answers it
             return await self._translated(r, receive, send)
 

@@ -17,7 +17,7 @@ from typing import Any, Final
 import orjson
 
 from rpcline._gateway import bridge_lines as lines
-from rpcline._gateway.asgi import Message, Receive, Scope, Send, respond
+from rpcline._gateway.asgi import VERDICT, Message, Receive, Scope, Send, respond
 from rpcline._gateway.shared_child import Call, SharedChild
 
 Headers = list[tuple[bytes, bytes]]
@@ -108,6 +108,20 @@ def accepts(headers: Headers) -> tuple[bool, bool]:
     json = bool(types & {"*/*", "application/*", "application/json"})
     sse = bool(types & {"*/*", "text/*", "text/event-stream"})
     return json, sse
+
+
+def modern_refusal(scope: Scope) -> tuple[int, Headers] | None:
+    """What a 2026-07-28 request is answered without a call (status and headers, an empty
+    body): 405 for a method but POST, 406 when JSON is not accepted, 202 for a
+    notification; None for a request to call. Notes the MCP method and name for the
+    request log (the Guard read and routed the body once: its verdict is in the scope)."""
+    if scope["method"] != "POST":
+        return 405, [(b"allow", b"POST")]
+    if not accepts(scope["headers"])[0]:
+        return 406, []
+    verdict = scope[VERDICT]
+    scope[MCP] = (verdict.route.method, verdict.name)
+    return (202, []) if verdict.route.kind != "request" else None
 
 
 async def answer_call(child: SharedChild, call: Call, receive: Receive, send: Send,

@@ -22,8 +22,8 @@ from rpcline._gateway import bridge_eras as eras
 from rpcline._gateway import bridge_lines as lines
 from rpcline._gateway import fair, own_requests
 from rpcline._gateway.asgi import VERDICT, Receive, Scope, Send, respond
-from rpcline._gateway.bridge_http import (INVALID_REQUEST, JSON, MCP, Headers, accepts,
-                                          answer_call, refuse)
+from rpcline._gateway.bridge_http import (INVALID_REQUEST, JSON, Headers, answer_call,
+                                          modern_refusal, refuse)
 from rpcline._gateway.input_rounds import Round, Rounds, answer_line
 from rpcline._gateway.bridge_sessions import Session, Sessions, owner_of, param
 from rpcline._gateway.own_children import Key, OwnChildren, Owner
@@ -185,15 +185,10 @@ class OwnBridge:
     async def _modern_own(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A 2026-07-28 request, to its caller's children; without a caller, refused."""
         assert self.own is not None
-        if scope["method"] != "POST":
-            return await respond(send, 405, b"", [(b"allow", b"POST")])
-        if not accepts(scope["headers"])[0]:
-            return await respond(send, 406, b"", [])
-        verdict = scope[VERDICT]
-        r = verdict.route
-        scope[MCP] = (r.method, verdict.name)
-        if r.kind != "request":
-            return await respond(send, 202, b"", [])
+        refusal = modern_refusal(scope)
+        if refusal is not None:
+            return await respond(send, refusal[0], b"", refusal[1])
+        r = scope[VERDICT].route
         identity = owner_of(scope)
         if identity is None:
             answer = lines.error(r.id, INVALID_REQUEST, NO_IDENTITY)
