@@ -22,6 +22,7 @@ pytest.importorskip("jwt", reason="PyJWT (the auth extra) is not installed")
 httpx = pytest.importorskip("httpx", reason="httpx (the auth extra) is not installed")
 pytest.importorskip("uvicorn", reason="uvicorn (the serve extra) is not installed")
 pytest.importorskip("mcp.client.auth", reason="the MCP SDK's OAuth client is missing")
+pytestmark = pytest.mark.real_parts
 
 from auth_server import INTROSPECTOR, AuthServer
 from test_bridge import call_tool

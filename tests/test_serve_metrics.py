@@ -27,6 +27,7 @@ pytest.importorskip("uvicorn", reason="uvicorn (the serve extra) is not installe
 pytest.importorskip("opentelemetry.exporter.prometheus", reason="the metrics extra is not "
                     "installed")
 httpx = pytest.importorskip("httpx", reason="httpx comes with the MCP SDK")
+pytestmark = pytest.mark.real_parts
 
 from _console_spans import console_spans
 from test_bridge import call_tool, modern

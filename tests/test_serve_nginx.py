@@ -29,6 +29,7 @@ pytestmark = [
     pytest.mark.skipif(NGINX is None, reason="nginx is not installed (apt-get install "
                        "nginx-light; .ci/run does)"),
     pytest.mark.skipif(not DOC.exists(), reason="needs a clone's docs"),
+    pytest.mark.real_parts,
 ]
 mcp = pytest.importorskip("mcp", reason="the official MCP SDK (the interop extra) is not "
                           "installed")

@@ -27,6 +27,7 @@ mcp = pytest.importorskip("mcp", reason="the official MCP SDK (the interop extra
                           "installed")
 pytest.importorskip("uvicorn", reason="uvicorn (the serve extra) is not installed")
 httpx = pytest.importorskip("httpx", reason="httpx comes with the MCP SDK")
+pytestmark = pytest.mark.real_parts
 
 from mcp.client.stdio import StdioServerParameters
 from mcp_types import SERVER_INFO_META_KEY
